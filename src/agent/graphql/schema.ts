@@ -1,0 +1,20 @@
+import type { SchemaModule } from '../../shared/http/graphql';
+import { serviceVersion } from '../../shared/version';
+
+const base: SchemaModule = {
+  typeDefs: /* GraphQL */ `
+    type Query {
+      "Version of the running service."
+      version: String!
+    }
+    type Mutation {
+      _noop: Boolean @deprecated(reason: "placeholder so the Mutation type is never empty")
+    }
+  `,
+  resolvers: {
+    Query: { version: () => serviceVersion },
+    Mutation: { _noop: () => null },
+  },
+};
+
+export const agentModules: SchemaModule[] = [base];

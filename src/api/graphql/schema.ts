@@ -1,0 +1,25 @@
+import type { SchemaModule } from '../../shared/http/graphql';
+import { serviceVersion } from '../../shared/version';
+
+/**
+ * The management schema is assembled from one module per resource (type definitions and resolvers
+ * side by side); this file only lists them.
+ */
+
+const base: SchemaModule = {
+  typeDefs: /* GraphQL */ `
+    type Query {
+      "Version of the running service."
+      version: String!
+    }
+    type Mutation {
+      _noop: Boolean @deprecated(reason: "placeholder so the Mutation type is never empty")
+    }
+  `,
+  resolvers: {
+    Query: { version: () => serviceVersion },
+    Mutation: { _noop: () => null },
+  },
+};
+
+export const apiModules: SchemaModule[] = [base];

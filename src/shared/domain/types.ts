@@ -1,0 +1,116 @@
+/**
+ * Documents as stored in MongoDB. Ids are UUID strings kept in `_id` and exposed as `id`.
+ * Money (balance, fees) is an integer number of minor currency units held as 64-bit integers:
+ * `bigint` in memory, BSON int64 on disk (the driver runs with `useBigInt64`).
+ */
+
+export type AccountType = 'PREPAID' | 'POSTPAID';
+export type CarrierProtocol = 'TCP' | 'UDP';
+export type PricelistCurrency = 'USD' | 'EUR';
+
+export interface CarrierDoc {
+  _id: string;
+  carrier_tag: string;
+  host: string;
+  port: number;
+  protocol: CarrierProtocol;
+  active: boolean;
+}
+
+export interface PricelistDoc {
+  _id: string;
+  pricelist_tag: string;
+  name: string | null;
+  currency: PricelistCurrency;
+}
+
+/** The rating terms of a rate; everything the fee formula needs. */
+export interface RateTerms {
+  connect_fee: number;
+  /** Per minute, in minor units. */
+  rate: number;
+  /** Billing step in seconds; 0 means 1. */
+  rate_increment: number;
+  /** Second of the call from which `rate` applies; the seconds before it cost only the connect fee. */
+  interval_start: number;
+}
+
+export interface PricelistRateDoc extends RateTerms {
+  _id: string;
+  pricelist_tag: string;
+  carrier_tag: string;
+  prefix: string;
+  datetime_start: Date | null;
+  datetime_end: Date | null;
+  description: string | null;
+}
+
+/** The copy of a rate kept on a running entry and a Transaction record. */
+export interface RateSnapshot extends RateTerms {
+  pricelist_tag: string;
+  carrier_tag: string;
+  prefix: string;
+  description?: string | null;
+}
+
+/** One entry of `AccountDoc.running_transactions` (the spec's AccountTransaction). */
+export interface RunningTransaction {
+  transaction_tag: string;
+  source: string;
+  destination: string;
+  /** `host:port` of the carrier chosen at begin, '' for inbound entries without a carrier. */
+  carrier_ip: string;
+  /** Snapshot of the rate at begin time; null when no rate applies (inbound without a rate). */
+  rate: RateSnapshot | null;
+  in_progress: boolean;
+  inbound: boolean;
+  timestamp_begin: Date;
+  timestamp_end: Date | null;
+  source_ip?: string | null;
+  tags?: string[] | null;
+  timestamp_auth?: Date | null;
+}
+
+export interface AccountDoc {
+  _id: string;
+  account_tag: string;
+  type: AccountType;
+  balance: bigint;
+  active: boolean;
+  max_concurrent_transactions: number | null;
+  name: string | null;
+  notification_email: string | null;
+  notification_mobile: string | null;
+  carrier_tags: string[] | null;
+  carrier_tags_override: string[] | null;
+  customer_tag: string | null;
+  linked_accounts: string[];
+  pricelist_tags: string[] | null;
+  tags: string[] | null;
+  /** Low-balance alert threshold; null uses the global default. */
+  balance_alert_threshold?: bigint | null;
+  running_transactions: RunningTransaction[];
+  /** Bounded list of applied debit/credit operation ids, so a retried debit applies once. */
+  applied_ops?: string[];
+}
+
+export interface TransactionDoc {
+  _id: string;
+  transaction_tag: string;
+  account_tag: string;
+  source: string | null;
+  source_ip: string | null;
+  destination: string | null;
+  carrier_ip: string | null;
+  tags: string[] | null;
+  authorized: boolean | null;
+  unauthorized_reason: string | null;
+  destination_rate: RateSnapshot | null;
+  timestamp_auth: Date | null;
+  timestamp_begin: Date | null;
+  timestamp_end: Date | null;
+  inbound: boolean;
+  failed: boolean;
+  duration: number;
+  fee: bigint;
+}

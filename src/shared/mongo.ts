@@ -1,0 +1,60 @@
+import { Collection, Db, MongoClient } from 'mongodb';
+import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, TransactionDoc } from './domain/types';
+
+export interface Collections {
+  accounts: Collection<AccountDoc>;
+  carriers: Collection<CarrierDoc>;
+  pricelists: Collection<PricelistDoc>;
+  rates: Collection<PricelistRateDoc>;
+  transactions: Collection<TransactionDoc>;
+}
+
+export interface Mongo {
+  client: MongoClient;
+  db: Db;
+  collections: Collections;
+  close(): Promise<void>;
+}
+
+export async function connectMongo(url: string, dbName: string): Promise<Mongo> {
+  // int64 values come back as bigint, so balances never pass through a float.
+  const client = new MongoClient(url, { useBigInt64: true, serverSelectionTimeoutMS: 10000, maxPoolSize: 50 });
+  await client.connect();
+  const db = client.db(dbName);
+  return {
+    client,
+    db,
+    collections: {
+      accounts: db.collection<AccountDoc>('accounts'),
+      carriers: db.collection<CarrierDoc>('carriers'),
+      pricelists: db.collection<PricelistDoc>('pricelists'),
+      rates: db.collection<PricelistRateDoc>('pricelist_rates'),
+      transactions: db.collection<TransactionDoc>('transactions'),
+    },
+    close: () => client.close(),
+  };
+}
+
+/** The unique indexes are the storage rules of DESIGN.md section 2: duplicates are refused by the store. */
+export async function ensureIndexes(collections: Collections): Promise<void> {
+  await Promise.all([
+    collections.accounts.createIndex({ account_tag: 1 }, { unique: true }),
+    collections.carriers.createIndex({ carrier_tag: 1 }, { unique: true }),
+    collections.pricelists.createIndex({ pricelist_tag: 1 }, { unique: true }),
+    collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1 }, { unique: true }),
+    collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1 }, { unique: true }),
+  ]);
+}
+
+export async function pingMongo(mongo: Mongo): Promise<boolean> {
+  try {
+    await mongo.db.command({ ping: 1 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function isDuplicateKeyError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}

@@ -1,0 +1,21 @@
+/** Every BullMQ queue of the system, in one place. */
+export const QueueNames = {
+  /** Real-time agent operations (begin, end, record, rollback, authorization); the agent waits for the result. */
+  transactions: 'transactions',
+  /** Ended calls waiting to be rated, recorded and debited. */
+  processing: 'processing',
+  /** Alert deliveries (e-mail, SMS, webhook). */
+  alerts: 'alerts',
+  /** Repeatable housekeeping (stale-call scans). */
+  maintenance: 'maintenance',
+} as const;
+
+export type QueueName = (typeof QueueNames)[keyof typeof QueueNames];
+
+/**
+ * BullMQ job ids must not contain ':' (its key separator); tags are free text, so they are
+ * percent-encoded and joined with '/', which encodeURIComponent always escapes: the id is unambiguous.
+ */
+export function jobId(kind: string, ...parts: string[]): string {
+  return [kind, ...parts.map((p) => encodeURIComponent(p))].join('/');
+}

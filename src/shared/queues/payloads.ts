@@ -1,0 +1,101 @@
+/**
+ * Typed job payloads. Dates travel as ISO strings (JSON); money as decimal strings (bigint is not JSON).
+ * `deadline` (epoch ms) is when the agent stops waiting: a worker drops a job found past it, so an
+ * operation answered as timed out never takes effect later.
+ */
+
+export interface CallParty {
+  transaction_tag: string;
+  account_tag: string;
+}
+
+export interface BeginJob extends CallParty {
+  op: 'begin';
+  source: string;
+  destination: string;
+  source_ip: string | null;
+  carrier_ip: string | null;
+  tags: string[] | null;
+  destination_account_tag: string | null;
+  timestamp_auth: string | null;
+  timestamp_begin: string;
+  deadline: number;
+}
+
+export interface EndJob extends CallParty {
+  op: 'end';
+  timestamp_end: string;
+  deadline: number;
+}
+
+export interface RecordJob extends CallParty {
+  op: 'record';
+  source: string;
+  destination: string;
+  source_ip: string | null;
+  carrier_ip: string | null;
+  tags: string[] | null;
+  destination_account_tag: string | null;
+  timestamp_auth: string | null;
+  timestamp_begin: string;
+  timestamp_end: string;
+  deadline: number;
+}
+
+export interface RollbackJob extends CallParty {
+  op: 'rollback';
+  deadline: number;
+}
+
+export interface AuthorizationJob {
+  op: 'authorization';
+  transaction_tag: string | null;
+  account_tag: string;
+  destination_account_tag: string | null;
+  source: string | null;
+  destination: string;
+  deadline: number;
+}
+
+export type TransactionJob = BeginJob | EndJob | RecordJob | RollbackJob | AuthorizationJob;
+
+export interface OperationResult {
+  ok: boolean;
+  reason: string | null;
+}
+
+export interface AuthorizationResult {
+  authorized: boolean;
+  unauthorized_reason: string | null;
+  max_available_units: number;
+  balance: string | null;
+  carriers: string[];
+}
+
+/** An ended call of one account, to be rated, recorded and debited. */
+export interface ProcessingJob extends CallParty {
+  /** Set once the entry has been ended; the worker re-reads everything else from the account. */
+  enqueued_at: string;
+}
+
+export type AlertKind =
+  | 'LOW_BALANCE'
+  | 'NEGATIVE_BALANCE'
+  | 'CALL_REFUSED'
+  | 'LONG_RUNNING_CALL'
+  | 'END_CALL';
+
+export interface AlertJob {
+  kind: AlertKind;
+  account_tag: string;
+  transaction_tag: string | null;
+  message: string;
+  email: string | null;
+  mobile: string | null;
+  details: Record<string, string | number | boolean | null>;
+  at: string;
+}
+
+export interface MaintenanceJob {
+  task: 'scan-long-calls';
+}

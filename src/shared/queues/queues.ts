@@ -1,0 +1,50 @@
+import { DefaultJobOptions, Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QueueNames } from './names';
+import type { AlertJob, MaintenanceJob, ProcessingJob, TransactionJob } from './payloads';
+
+/**
+ * Retention keeps Redis bounded: finished jobs are trimmed by age and count.
+ * Failed jobs stay longer so an operator can inspect them.
+ */
+export const retention = {
+  removeOnComplete: { age: 3600, count: 10000 },
+  removeOnFail: { age: 7 * 86400, count: 50000 },
+} as const;
+
+export const defaultJobOptions: Record<string, DefaultJobOptions> = {
+  [QueueNames.transactions]: { ...retention, attempts: 1 },
+  [QueueNames.processing]: { ...retention, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
+  [QueueNames.alerts]: { ...retention, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
+  [QueueNames.maintenance]: { ...retention, attempts: 3, backoff: { type: 'fixed', delay: 5000 } },
+};
+
+export interface Queues {
+  transactions: Queue<TransactionJob>;
+  processing: Queue<ProcessingJob>;
+  alerts: Queue<AlertJob>;
+  maintenance: Queue<MaintenanceJob>;
+  close(): Promise<void>;
+}
+
+export function createQueues(connection: Redis, prefix: string): Queues {
+  const make = <T>(name: string) =>
+    new Queue<T>(name, { connection, prefix, defaultJobOptions: defaultJobOptions[name] });
+  const queues = {
+    transactions: make<TransactionJob>(QueueNames.transactions),
+    processing: make<ProcessingJob>(QueueNames.processing),
+    alerts: make<AlertJob>(QueueNames.alerts),
+    maintenance: make<MaintenanceJob>(QueueNames.maintenance),
+  };
+  return {
+    ...queues,
+    close: async () => {
+      await Promise.all(Object.values(queues).map((q) => q.close()));
+    },
+  };
+}
+
+/** QueueEvents blocks on its connection (XREAD BLOCK), so it gets a connection of its own. */
+export function createQueueEvents(connection: Redis, prefix: string, name: string): QueueEvents {
+  return new QueueEvents(name, { connection: connection.duplicate(), prefix });
+}

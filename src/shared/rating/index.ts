@@ -1,0 +1,18 @@
+export { callDurationSeconds } from './duration';
+export { computeFee, normalizeTerms, feeForSeconds, ceilDiv, type NormalizedTerms } from './fee';
+export { maxAvailableUnits, canAffordStart, MAX_UNITS_CAP } from './units';
+export { runningCost, availableBalance } from './available';
+export {
+  isRateValidAt,
+  carrierAddress,
+  carrierRouteString,
+  toRouteRate,
+  toRateSnapshot,
+  comparePrice,
+  compareCandidates,
+  orderCandidates,
+  type RouteRate,
+  type RouteCandidate,
+  type RouteQuery,
+} from './routing';
+export { RatingIndex, type PrefixMatch, type PrefixMatchRate } from './rating-index';

@@ -1,0 +1,121 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MongoClient } from 'mongodb';
+import type { Logger } from 'pino';
+import { freePort, sleep, which, withParentDeathSignal } from './process-tools';
+import { RunningServer, stopChild } from './redis-server';
+
+const repoRoot = path.resolve(__dirname, '..', '..', '..');
+export const launcherDir = path.join(repoRoot, 'tools', 'mongo-server');
+export const launcherJar = path.join(launcherDir, 'target', 'mongo-server.jar');
+
+function newestSourceMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'target') continue;
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSourceMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the launcher jar (Maven) when it is missing or older than its sources. */
+export function ensureLauncherJar(logger?: Logger): string {
+  if (existsSync(launcherJar) && statSync(launcherJar).mtimeMs >= newestSourceMtime(launcherDir)) return launcherJar;
+  if (!which('mvn')) throw new Error('Maven (mvn) is needed to build tools/mongo-server: install maven and a JDK 17, or set MONGO_URL');
+  logger?.info('building the local MongoDB-wire server (tools/mongo-server, first run downloads from Maven Central)');
+  const result = spawnSync('mvn', ['-q', '-B', 'package', '-DskipTests'], { cwd: launcherDir, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (result.status !== 0 || !existsSync(launcherJar)) throw new Error('building tools/mongo-server failed (see Maven output above)');
+  return launcherJar;
+}
+
+export interface MongoServerOptions {
+  host: string;
+  /** Persistent under this directory; undefined = ephemeral (memory backend, or a temp dbpath for mongod). */
+  dataDir?: string;
+  logger?: Logger;
+}
+
+export async function startMongoServer(options: MongoServerOptions): Promise<RunningServer & { kind: string }> {
+  const mongod = which('mongod');
+  return mongod ? startMongod(mongod, options) : startLauncher(options);
+}
+
+async function startMongod(binary: string, options: MongoServerOptions) {
+  const port = await freePort(options.host);
+  const dir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'rating-mongod-'));
+  mkdirSync(dir, { recursive: true });
+  const [command, args] = withParentDeathSignal(binary, ['--bind_ip', options.host, '--port', String(port), '--dbpath', path.resolve(dir), '--quiet']);
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `mongodb://${options.host}:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    if (child.exitCode !== null) throw new Error(`mongod exited with ${child.exitCode}`);
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 200 });
+    try {
+      await client.connect();
+      await client.db('admin').command({ ping: 1 });
+      break;
+    } catch (err) {
+      if (attempt > 300) throw err;
+      await sleep(100);
+    } finally {
+      await client.close();
+    }
+  }
+  options.logger?.info({ url }, 'local mongod started');
+  return {
+    kind: 'mongod',
+    url,
+    stop: async () => {
+      await stopChild(child);
+      if (!options.dataDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startLauncher(options: MongoServerOptions) {
+  const jar = ensureLauncherJar(options.logger);
+  const javaArgs = ['-XX:+UseParallelGC', '-Xss1m', '-jar', jar, '--host', options.host, '--port', '0'];
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    javaArgs.push('--h2', path.resolve(options.dataDir, 'rating.mv'));
+  }
+  const [command, args] = withParentDeathSignal('java', javaArgs);
+  // stdin stays open: the launcher exits by itself when it closes (a second guard against orphans).
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => reject(new Error(`mongo-server did not start in time: ${stderr.trim()}`)), 60000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.length > 20000) stderr = stderr.slice(-10000);
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const ready = /READY (\S+):(\d+)/.exec(stdout);
+      if (ready) {
+        clearTimeout(timer);
+        resolve(`mongodb://${ready[1]}:${ready[2]}`);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`mongo-server exited with ${code}: ${stderr.trim()}`));
+    });
+  });
+  // Keep draining the pipes so the child never blocks on a full buffer.
+  child.stdout!.resume();
+  child.stderr!.resume();
+  options.logger?.info({ url, backend: options.dataDir ? 'h2' : 'memory' }, 'local MongoDB-wire server started');
+  return {
+    kind: options.dataDir ? 'mongo-java-server (h2)' : 'mongo-java-server (memory)',
+    url,
+    stop: async () => {
+      child.stdin!.end();
+      await stopChild(child);
+    },
+  };
+}

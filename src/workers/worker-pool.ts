@@ -1,0 +1,40 @@
+import { Job, Worker } from 'bullmq';
+import type { AppContext } from '../shared/context';
+import { QueueNames } from '../shared/queues/names';
+import { processorsFor } from './processors';
+
+export interface WorkerPool {
+  workers: Worker[];
+  /** Stops taking jobs and waits for the ones in hand to finish. */
+  close(): Promise<void>;
+}
+
+/** One BullMQ worker per queue, each on its own blocking connection. */
+export function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): WorkerPool {
+  const processors = processorsFor(ctx);
+  const workers = queues.map((name) => {
+    const processor = processors[name];
+    if (!processor) throw new Error(`no processor for queue ${name}`);
+    const worker = new Worker(name, processor, {
+      connection: ctx.newRedis(),
+      prefix: ctx.config.queuePrefix,
+      concurrency: ctx.config.workerConcurrency,
+      // A job whose worker died is picked up again after this long.
+      lockDuration: 30000,
+      stalledInterval: 15000,
+      maxStalledCount: 5,
+    });
+    worker.on('failed', (job: Job | undefined, err: Error) =>
+      ctx.logger.warn({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err }, 'job failed'),
+    );
+    worker.on('error', (err) => ctx.logger.error({ queue: name, err }, 'worker error'));
+    return worker;
+  });
+  ctx.logger.info({ queues, concurrency: ctx.config.workerConcurrency }, 'workers started');
+  return {
+    workers,
+    close: async () => {
+      await Promise.all(workers.map((w) => w.close()));
+    },
+  };
+}

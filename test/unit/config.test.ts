@@ -1,0 +1,44 @@
+import { ConfigError, loadConfig } from '../../src/shared/config';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      apiPort: 4000,
+      agentPort: 4001,
+      dataDir: './.data',
+      nodeEnv: 'development',
+      mongoUrl: undefined,
+      redisUrl: undefined,
+      mongoDb: 'rating',
+      logLevel: 'info',
+    });
+  });
+
+  it('reads ports, data dir and the database name from the URL', () => {
+    const config = loadConfig({ API_PORT: '5000', AGENT_PORT: '5001', DATA_DIR: '/tmp/x', MONGO_URL: 'mongodb://h:1/billing' });
+    expect(config).toMatchObject({ apiPort: 5000, agentPort: 5001, dataDir: '/tmp/x', mongoDb: 'billing' });
+  });
+
+  it.each([
+    [{ API_PORT: 'abc' }, 'API_PORT="abc" must be an integer from 0 to 65535'],
+    [{ AGENT_PORT: '70000' }, 'AGENT_PORT="70000" must be an integer from 0 to 65535'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud" must be one of'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV="staging" must be one of'],
+    [{ MONGO_URL: 'http://x' }, 'MONGO_URL must use mongodb:'],
+    [{ REDIS_URL: 'not a url' }, 'REDIS_URL is not a valid URL'],
+    [{ WORKER_CONCURRENCY: '0' }, 'WORKER_CONCURRENCY="0" must be an integer from 1 to 1000'],
+  ])('refuses %j with a clear message', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reports every bad value at once', () => {
+    try {
+      loadConfig({ API_PORT: '-1', AGENT_PORT: 'x' });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect((err as ConfigError).problems).toHaveLength(2);
+    }
+  });
+});

@@ -1,0 +1,199 @@
+package ratingtools.mongoserver;
+
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerException;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import de.bwaldvogel.mongo.wire.message.MongoQuery;
+import io.netty.channel.Channel;
+
+/**
+ * Wraps a mongo-java-server backend so that single-document operations are atomic and isolated, as in real MongoDB.
+ *
+ * <p>Why: mongo-java-server serializes writes per collection (its collections' update/findAndModify/insert/delete
+ * methods are {@code synchronized}), so concurrent {@code $inc} or conditional {@code $push} do not lose or overshoot
+ * anything. But it applies updates <em>in place</em> to the stored {@code Document} objects and hands those same live
+ * objects back in replies (find batches, cursors, the findAndModify {@code value}), which are then BSON-encoded on the
+ * Netty thread <em>after</em> the collection lock was released. A concurrent update can therefore change a document
+ * while it is being encoded: a reader may see a half-applied update, and {@code findOneAndUpdate(..., {returnDocument:
+ * 'after'})} may return a later client's increment instead of its own (two callers seeing the same counter value).
+ *
+ * <p>What this does: every command runs under a server-wide read/write lock, and its reply is deep-copied before the
+ * lock is released, so the encoded reply is an immutable snapshot. Commands that only read (find, getMore, count,
+ * distinct, aggregate without $out/$merge, handshake/metadata commands) share the read lock and can run in parallel;
+ * everything else (all writes, DDL, unknown commands) takes the exclusive write lock. Nothing in mongo-java-server
+ * blocks while executing a command, so holding the lock for a command's duration is safe.
+ *
+ * <p>It also replaces mongo-java-server's per-request error logging (every client error such as a duplicate key,
+ * with a stack trace, at ERROR) by a WARN with stack trace for unexpected internal errors only.
+ */
+final class SerializingBackend implements MongoBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(SerializingBackend.class);
+
+    /** Lower-case names of commands that never modify data. */
+    private static final Set<String> READ_ONLY_COMMANDS = Set.of(
+        "find", "getmore", "count", "distinct",
+        "ping", "ismaster", "hello", "buildinfo", "whatsmyuri", "serverstatus", "hostinfo",
+        "getparameter", "getcmdlineopts", "getlog", "connectionstatus", "getlasterror", "getpreverror",
+        "listcollections", "listindexes", "listdatabases", "dbstats", "collstats", "validate");
+
+    private final MongoBackend backend;
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+    SerializingBackend(MongoBackend backend) {
+        this.backend = backend;
+    }
+
+    private static boolean isReadOnly(String command, Document query) {
+        String name = command.toLowerCase(Locale.ROOT);
+        if (READ_ONLY_COMMANDS.contains(name)) {
+            return true;
+        }
+        if (name.equals("aggregate") && query != null && query.get("pipeline") instanceof List) {
+            for (Object stage : (List<?>) query.get("pipeline")) {
+                if (!(stage instanceof Document)) {
+                    return false;
+                }
+                Document stageDocument = (Document) stage;
+                if (stageDocument.containsKey("$out") || stageDocument.containsKey("$merge")) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    private <T> T locked(boolean readOnly, String what, Supplier<T> action) {
+        Lock l = readOnly ? lock.readLock() : lock.writeLock();
+        l.lock();
+        try {
+            return action.get();
+        } catch (MongoServerException e) {
+            throw e; // regular error reply to the client (duplicate key, bad query, ...)
+        } catch (RuntimeException e) {
+            log.warn("internal error while handling {}", what, e);
+            throw e;
+        } finally {
+            l.unlock();
+        }
+    }
+
+    private static Document copy(Document document) {
+        return document == null ? null : document.cloneDeeply();
+    }
+
+    @Override
+    public Document handleCommand(Channel channel, String database, String command, Document query) {
+        return locked(isReadOnly(command, query), command,
+            () -> copy(backend.handleCommand(channel, database, command, query)));
+    }
+
+    @Override
+    public Document handleMessage(MongoMessage message) {
+        Document document = message.getDocument();
+        String command = document.keySet().isEmpty() ? "" : document.keySet().iterator().next();
+        return locked(isReadOnly(command, document), command, () -> copy(backend.handleMessage(message)));
+    }
+
+    @Override
+    public QueryResult handleQuery(MongoQuery query) {
+        // Legacy OP_QUERY on a collection (modern drivers use OP_MSG); conservatively exclusive.
+        return locked(false, "OP_QUERY", () -> {
+            QueryResult result = backend.handleQuery(query);
+            if (result == null) {
+                return null;
+            }
+            List<Document> documents = new ArrayList<>();
+            for (Document document : result) {
+                documents.add(copy(document));
+            }
+            return new QueryResult(documents, result.getCursorId());
+        });
+    }
+
+    @Override
+    public Collection<Document> getCurrentOperations(MongoQuery query) {
+        return locked(true, "currentOp", () -> {
+            List<Document> documents = new ArrayList<>();
+            for (Document document : backend.getCurrentOperations(query)) {
+                documents.add(copy(document));
+            }
+            return documents;
+        });
+    }
+
+    @Override
+    public Document getServerStatus() {
+        return locked(true, "serverStatus", () -> copy(backend.getServerStatus()));
+    }
+
+    @Override
+    public void handleClose(Channel channel) {
+        locked(false, "close of client connection", () -> {
+            backend.handleClose(channel);
+            return null;
+        });
+    }
+
+    @Override
+    public void dropDatabase(String database) {
+        locked(false, "dropDatabase", () -> {
+            backend.dropDatabase(database);
+            return null;
+        });
+    }
+
+    @Override
+    public void close() {
+        backend.close();
+    }
+
+    @Override
+    public void closeCursors(List<Long> cursorIds) {
+        backend.closeCursors(cursorIds);
+    }
+
+    @Override
+    public Clock getClock() {
+        return backend.getClock();
+    }
+
+    @Override
+    public void enableOplog() {
+        backend.enableOplog();
+    }
+
+    @Override
+    public void disableOplog() {
+        backend.disableOplog();
+    }
+
+    @Override
+    public MongoDatabase resolveDatabase(String database) {
+        return backend.resolveDatabase(database);
+    }
+
+    @Override
+    public MongoBackend version(MongoVersion version) {
+        backend.version(version);
+        return this;
+    }
+}
