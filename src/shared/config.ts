@@ -3,6 +3,8 @@
  * bad value stops the process with one clear message instead of failing later mid-call.
  */
 
+import { BootstrapToken, parseBootstrapTokens } from './auth/token-format';
+
 export type NodeEnv = 'development' | 'production' | 'test';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -24,6 +26,32 @@ export interface Config {
   workerConcurrency: number;
   agentTimeoutMs: number;
   longCallSeconds: number;
+  /** How long a worker's lock on a job lasts; a job whose worker died is retried after it lapses. */
+  jobLockMs: number;
+  /** How often the maintenance queue scans for stale and exhausted calls. */
+  longCallScanSeconds: number;
+
+  /** Tokens from RATING_TOKENS, hashed at load (docs/OPERATIONS.md). */
+  bootstrapTokens: BootstrapToken[];
+  /** How long a token lookup (hit or miss) is cached in memory; a revocation takes at most this long. */
+  authCacheMs: number;
+  /** Requests per window per token (per IP when anonymous); 0 disables the limit. */
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  graphqlMaxDepth: number;
+  bodyLimitBytes: number;
+
+  /** Unset: that alert channel is skipped. */
+  smtpUrl: string | undefined;
+  alertEmailFrom: string;
+  smsGatewayUrl: string | undefined;
+  alertWebhookUrl: string | undefined;
+  alertWebhookSecret: string | undefined;
+  alertHttpTimeoutMs: number;
+  /** An unchanged alert condition is repeated at most once per this period. */
+  alertRepeatSeconds: number;
+  /** Global low-balance threshold in minor units; 0 means only below-zero alerts. */
+  lowBalanceThreshold: bigint;
 }
 
 export class ConfigError extends Error {
@@ -59,6 +87,16 @@ class Reader {
       return fallback;
     }
     return Number(value);
+  }
+
+  bigint(name: string, fallback: bigint): bigint {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!/^-?\d{1,18}$/.test(value)) {
+      this.problems.push(`${name}=${JSON.stringify(value)} must be an integer (minor currency units)`);
+      return fallback;
+    }
+    return BigInt(value);
   }
 
   oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
@@ -115,7 +153,28 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: r.int('WORKER_CONCURRENCY', 16, 1, 1000),
     agentTimeoutMs: r.int('AGENT_TIMEOUT_MS', 5000, 100, 120000),
     longCallSeconds: r.int('LONG_CALL_SECONDS', 10800, 60, 31 * 86400),
+    jobLockMs: r.int('JOB_LOCK_MS', 30000, 1000, 600000),
+    longCallScanSeconds: r.int('LONG_CALL_SCAN_SECONDS', 60, 1, 86400),
+    bootstrapTokens: [],
+    authCacheMs: r.int('AUTH_CACHE_MS', 5000, 0, 60000),
+    rateLimitMax: r.int('RATE_LIMIT_MAX', 60000, 0, 100_000_000),
+    rateLimitWindowMs: r.int('RATE_LIMIT_WINDOW_MS', 60000, 100, 86_400_000),
+    graphqlMaxDepth: r.int('GRAPHQL_MAX_DEPTH', 12, 2, 100),
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    smtpUrl: r.url('SMTP_URL', ['smtp:', 'smtps:']),
+    alertEmailFrom: r.string('ALERT_EMAIL_FROM', 'Call rating <rating-alerts@localhost>'),
+    smsGatewayUrl: r.url('SMS_GATEWAY_URL', ['http:', 'https:']),
+    alertWebhookUrl: r.url('ALERT_WEBHOOK_URL', ['http:', 'https:']),
+    alertWebhookSecret: r.raw('ALERT_WEBHOOK_SECRET'),
+    alertHttpTimeoutMs: r.int('ALERT_HTTP_TIMEOUT_MS', 10000, 100, 120000),
+    alertRepeatSeconds: r.int('ALERT_REPEAT_SECONDS', 3600, 1, 31 * 86400),
+    lowBalanceThreshold: r.bigint('LOW_BALANCE_THRESHOLD', 0n),
   };
+  const tokens = parseBootstrapTokens(r.raw('RATING_TOKENS'));
+  config.bootstrapTokens = tokens.tokens;
+  r.problems.push(...tokens.problems);
+  // An unsigned webhook could be forged by anyone who learns the URL; refuse to send one.
+  if (config.alertWebhookUrl && !config.alertWebhookSecret) r.problems.push('ALERT_WEBHOOK_SECRET is required when ALERT_WEBHOOK_URL is set');
   if (/[:{}]/.test(config.queuePrefix)) r.problems.push('QUEUE_PREFIX must not contain ":", "{" or "}"');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

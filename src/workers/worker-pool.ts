@@ -1,6 +1,7 @@
 import { Job, Worker } from 'bullmq';
 import type { AppContext } from '../shared/context';
 import { QueueNames } from '../shared/queues/names';
+import { RatingDataCache } from '../shared/rating-data/cache';
 import { processorsFor } from './processors';
 
 export interface WorkerPool {
@@ -10,8 +11,9 @@ export interface WorkerPool {
 }
 
 /** One BullMQ worker per queue, each on its own blocking connection. */
-export function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): WorkerPool {
-  const processors = processorsFor(ctx);
+export async function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): Promise<WorkerPool> {
+  const rating = await RatingDataCache.start(ctx);
+  const processors = processorsFor({ ctx, rating });
   const workers = queues.map((name) => {
     const processor = processors[name];
     if (!processor) throw new Error(`no processor for queue ${name}`);
@@ -20,8 +22,8 @@ export function startWorkers(ctx: AppContext, queues: string[] = Object.values(Q
       prefix: ctx.config.queuePrefix,
       concurrency: ctx.config.workerConcurrency,
       // A job whose worker died is picked up again after this long.
-      lockDuration: 30000,
-      stalledInterval: 15000,
+      lockDuration: ctx.config.jobLockMs,
+      stalledInterval: Math.max(500, Math.floor(ctx.config.jobLockMs / 2)),
       maxStalledCount: 5,
     });
     worker.on('failed', (job: Job | undefined, err: Error) =>
@@ -35,6 +37,7 @@ export function startWorkers(ctx: AppContext, queues: string[] = Object.values(Q
     workers,
     close: async () => {
       await Promise.all(workers.map((w) => w.close()));
+      await rating.close();
     },
   };
 }

@@ -1,5 +1,7 @@
 import type { SchemaModule } from '../../shared/http/graphql';
 import { serviceVersion } from '../../shared/version';
+import type { AgentOperations } from '../operations';
+import { transactionsModule } from './transactions';
 
 const base: SchemaModule = {
   typeDefs: /* GraphQL */ `
@@ -17,4 +19,6 @@ const base: SchemaModule = {
   },
 };
 
-export const agentModules: SchemaModule[] = [base];
+export function agentModules(operations: AgentOperations): SchemaModule[] {
+  return [base, transactionsModule(operations)];
+}

@@ -69,6 +69,11 @@ export interface RunningTransaction {
   source_ip?: string | null;
   tags?: string[] | null;
   timestamp_auth?: Date | null;
+  /**
+   * Every account holding an entry for this call (the caller, its linked parent accounts, the
+   * inbound receiver), so end and rollback reach all of them from any one.
+   */
+  call_parties?: string[];
 }
 
 export interface AccountDoc {
@@ -92,6 +97,8 @@ export interface AccountDoc {
   running_transactions: RunningTransaction[];
   /** Bounded list of applied debit/credit operation ids, so a retried debit applies once. */
   applied_ops?: string[];
+  /** Bumped by every change of running entries or balance; prepaid begins update conditionally on it. */
+  rev?: number;
 }
 
 export interface TransactionDoc {
@@ -113,4 +120,11 @@ export interface TransactionDoc {
   failed: boolean;
   duration: number;
   fee: bigint;
+  /**
+   * Written by the engine: 'pending' until the balance change is applied, then 'charged';
+   * 'rolling_back' while a rollback credits it back. Records created through the API have none.
+   */
+  state?: 'pending' | 'charged' | 'rolling_back';
+  /** Accounts that hold a record of the same call (see RunningTransaction.call_parties). */
+  call_parties?: string[];
 }

@@ -85,6 +85,13 @@ export type AlertKind =
   | 'LONG_RUNNING_CALL'
   | 'END_CALL';
 
+export type AlertChannel = 'email' | 'sms' | 'webhook';
+
+/**
+ * One alert, delivered on every configured channel that has a recipient: e-mail to `email`, SMS to
+ * `mobile`, the webhook always. `email`/`mobile` are copied from the account when the alert is
+ * raised, so a later account change does not redirect an alert already queued.
+ */
 export interface AlertJob {
   kind: AlertKind;
   account_tag: string;
@@ -93,7 +100,10 @@ export interface AlertJob {
   email: string | null;
   mobile: string | null;
   details: Record<string, string | number | boolean | null>;
+  /** When the condition was observed (ISO). */
   at: string;
+  /** Channels already delivered, written back by the worker so a retry does not resend them. */
+  delivered?: AlertChannel[];
 }
 
 export interface MaintenanceJob {

@@ -44,7 +44,7 @@ export function createQueues(connection: Redis, prefix: string): Queues {
   };
 }
 
-/** QueueEvents blocks on its connection (XREAD BLOCK), so it gets a connection of its own. */
-export function createQueueEvents(connection: Redis, prefix: string, name: string): QueueEvents {
-  return new QueueEvents(name, { connection: connection.duplicate(), prefix });
+/** QueueEvents blocks on its connection (XREAD BLOCK): pass it a connection of its own. */
+export function createQueueEvents(ownConnection: Redis, prefix: string, name: string): QueueEvents {
+  return new QueueEvents(name, { connection: ownConnection, prefix });
 }

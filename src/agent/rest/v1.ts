@@ -1,0 +1,38 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { ServiceError } from '../../shared/errors';
+import type { AgentOperations, Input, OperationName } from '../operations';
+
+const routes: Record<string, OperationName> = {
+  begin_transaction: 'begin',
+  end_transaction: 'end',
+  record_transaction: 'record',
+  rollback_transaction: 'rollback',
+};
+
+/**
+ * The JSON mirror for SIP proxies (Kamailio, OpenSIPS): the same fields as the GraphQL operations in a
+ * flat JSON body, the same answers. Bad input answers 400 with the error code and field.
+ */
+export const restV1: FastifyPluginAsync<{ operations: AgentOperations }> = async (app, { operations }) => {
+  app.setErrorHandler((err: Error, request, reply) => {
+    if (err instanceof ServiceError) {
+      return reply.code(400).send({ error: { code: err.code, message: err.message, ...err.details } });
+    }
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status && status < 500) {
+      return reply.code(status).send({ error: { code: 'BAD_USER_INPUT', message: err.message } });
+    }
+    request.log.error({ err }, 'agent REST operation failed');
+    return reply.code(500).send({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+  });
+  const body = (request: { body: unknown }): Input => {
+    if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {
+      throw new ServiceError('BAD_USER_INPUT', 'the body must be a JSON object');
+    }
+    return request.body as Input;
+  };
+  app.post('/v1/authorization', async (request) => operations.authorization(body(request)));
+  for (const [path, op] of Object.entries(routes)) {
+    app.post(`/v1/${path}`, async (request) => operations.run(op, body(request)));
+  }
+};

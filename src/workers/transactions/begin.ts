@@ -1,0 +1,121 @@
+import type { Filter } from 'mongodb';
+import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
+import { availableBalance, canAffordStart } from '../../shared/rating';
+import { Reasons, TransactionDeps } from './deps';
+import { Party, resolveParties } from './parties';
+import { PartyRate, rateParty } from './route';
+
+const MAX_OPTIMISTIC_ATTEMPTS = 200;
+
+type Insertion = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Adds a running entry to one account. The concurrency limit is part of the update's filter (the
+ * array may not yet hold `max` entries), so parallel begins can never exceed it. For prepaid accounts
+ * the balance check reads the account and the write is conditional on its `rev` being unchanged:
+ * check and insert act as one atomic step, retried when another change came in between.
+ */
+async function insertEntry(
+  deps: TransactionDeps,
+  party: Party,
+  entry: RunningTransaction,
+): Promise<Insertion> {
+  const { accounts } = deps.ctx.mongo.collections;
+  let account: AccountDoc | null = party.account;
+  for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
+    if (!account) return { ok: false, reason: Reasons.NOT_FOUND };
+    const running = account.running_transactions ?? [];
+    if (running.some((r) => r.transaction_tag === entry.transaction_tag)) {
+      return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
+    }
+    const max = account.max_concurrent_transactions;
+    if (max !== null && max !== undefined && running.length >= max) {
+      return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
+    }
+    const prepaid = account.type === 'PREPAID' && !party.inbound;
+    if (prepaid && !canAffordStart(entry.rate, availableBalance(account.balance, running, new Date()))) {
+      return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
+    }
+    const filter: Filter<AccountDoc> = {
+      _id: account._id,
+      'running_transactions.transaction_tag': { $ne: entry.transaction_tag },
+    };
+    if (max !== null && max !== undefined) {
+      // max 0 means no call at all; otherwise the array may hold at most max - 1 entries now.
+      if (max <= 0) return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
+      filter[`running_transactions.${max - 1}`] = { $exists: false };
+    }
+    if (prepaid) Object.assign(filter, { rev: account.rev ?? { $exists: false } });
+    const result = await accounts.updateOne(filter, { $push: { running_transactions: entry }, $inc: { rev: 1 } });
+    if (result.modifiedCount === 1) return { ok: true };
+    // Someone changed the account in between: re-read and decide again.
+    account = await accounts.findOne({ _id: account._id });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { ok: false, reason: Reasons.BUSY };
+}
+
+export async function removeEntries(deps: TransactionDeps, accountTags: string[], tag: string): Promise<void> {
+  const { accounts } = deps.ctx.mongo.collections;
+  await Promise.all(
+    accountTags.map((accountTag) =>
+      accounts.updateOne(
+        { account_tag: accountTag, 'running_transactions.transaction_tag': tag },
+        { $pull: { running_transactions: { transaction_tag: tag } }, $inc: { rev: 1 } },
+      ),
+    ),
+  );
+}
+
+/**
+ * beginTransaction: every party (caller, linked accounts, inbound receiver) must accept the call;
+ * a refusal by any of them removes the entries already added, leaving nothing behind.
+ */
+export async function begin(deps: TransactionDeps, job: BeginJob): Promise<OperationResult & { refusedAccount?: string }> {
+  const { accounts } = deps.ctx.mongo.collections;
+  const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
+  if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason, refusedAccount: resolved.refusal.account_tag };
+  // A tag already recorded for this account would collide with its record and debit marker.
+  const recorded = await deps.ctx.mongo.collections.transactions.countDocuments(
+    { account_tag: job.account_tag, transaction_tag: job.transaction_tag },
+    { limit: 1 },
+  );
+  if (recorded > 0) return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
+  const index = await deps.rating.index();
+  const at = new Date(job.timestamp_begin);
+  const rated: Array<{ party: Party; rate: PartyRate }> = [];
+  for (const party of resolved.parties) {
+    const rate = rateParty(index, party.account, party.inbound, { destination: job.destination, at, carrierIp: job.carrier_ip });
+    if (!rate) return { ok: false, reason: Reasons.UNREACHABLE_DESTINATION, refusedAccount: party.account.account_tag };
+    rated.push({ party, rate });
+  }
+  const callParties = rated.map((r) => r.party.account.account_tag);
+  // The caller's carrier is the one the call goes out on; parents bill it at their own rates.
+  const carrierIp = job.carrier_ip ?? rated[0].rate.carrierIp;
+  const inserted: string[] = [];
+  for (const { party, rate } of rated) {
+    const entry: RunningTransaction = {
+      transaction_tag: job.transaction_tag,
+      source: job.source,
+      destination: job.destination,
+      carrier_ip: party.inbound ? rate.carrierIp || carrierIp : carrierIp,
+      rate: rate.rate,
+      in_progress: true,
+      inbound: party.inbound,
+      timestamp_begin: at,
+      timestamp_end: null,
+      timestamp_auth: job.timestamp_auth ? new Date(job.timestamp_auth) : null,
+      source_ip: job.source_ip,
+      tags: job.tags,
+      call_parties: callParties,
+    };
+    const result = await insertEntry(deps, party, entry);
+    if (!result.ok) {
+      await removeEntries(deps, inserted, job.transaction_tag);
+      return { ok: false, reason: result.reason, refusedAccount: party.account.account_tag };
+    }
+    inserted.push(party.account.account_tag);
+  }
+  return { ok: true, reason: null };
+}

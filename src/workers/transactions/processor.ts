@@ -1,0 +1,53 @@
+import type { Job } from 'bullmq';
+import type { ProcessingJob, TransactionJob } from '../../shared/queues/payloads';
+import { authorize } from './authorization';
+import { begin } from './begin';
+import { Reasons, TransactionDeps } from './deps';
+import { end } from './end';
+import { processEndedCall } from './processing';
+import { record } from './record';
+import { rollback } from './rollback';
+
+/**
+ * Margin kept before the agent's deadline: a job must be able to finish its writes before the agent
+ * stops waiting, or the caller would be told "timeout" about an operation that did happen.
+ */
+const DEADLINE_MARGIN_MS = 250;
+
+/** The `transactions` queue: real-time agent operations, answered through the job's return value. */
+export function transactionProcessor(deps: TransactionDeps) {
+  return async (job: Job<TransactionJob>) => {
+    const data = job.data;
+    if (Date.now() > data.deadline - DEADLINE_MARGIN_MS) {
+      deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
+      return data.op === 'authorization'
+        ? { authorized: false, unauthorized_reason: Reasons.TIMEOUT, max_available_units: 0, balance: null, carriers: [] }
+        : { ok: false, reason: Reasons.TIMEOUT };
+    }
+    switch (data.op) {
+      case 'begin': {
+        const { refusedAccount: _refusedAccount, ...result } = await begin(deps, data);
+        return result;
+      }
+      case 'end':
+        return end(deps, data);
+      case 'record': {
+        const result = await record(deps, data);
+        return { ok: result.ok, reason: result.reason };
+      }
+      case 'rollback':
+        return rollback(deps, data);
+      case 'authorization':
+        return authorize(deps, data);
+    }
+  };
+}
+
+/** The `processing` queue: ended calls to rate, record and debit. */
+export function processingProcessor(deps: TransactionDeps) {
+  return async (job: Job<ProcessingJob>) => {
+    const result = await processEndedCall(deps, job.data);
+    if (result.outcome === 'not-ended') throw new Error('entry is not ended yet');
+    return { outcome: result.outcome, fee: result.fee.toString() };
+  };
+}

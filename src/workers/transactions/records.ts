@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import type { RateSnapshot, TransactionDoc } from '../../shared/domain/types';
+import { callDurationSeconds, computeFee } from '../../shared/rating';
+
+export interface CallFacts {
+  transaction_tag: string;
+  account_tag: string;
+  source: string | null;
+  source_ip: string | null;
+  destination: string | null;
+  carrier_ip: string | null;
+  tags: string[] | null;
+  authorized: boolean | null;
+  timestamp_auth: Date | null;
+  timestamp_begin: Date;
+  timestamp_end: Date;
+  inbound: boolean;
+  rate: RateSnapshot | null;
+  call_parties: string[];
+}
+
+/** The consolidated, self-contained record of a rated call (state 'pending' until charged). */
+export function ratedRecord(call: CallFacts): TransactionDoc {
+  const duration = callDurationSeconds(call.timestamp_begin, call.timestamp_end);
+  return {
+    _id: randomUUID(),
+    transaction_tag: call.transaction_tag,
+    account_tag: call.account_tag,
+    source: call.source,
+    source_ip: call.source_ip,
+    destination: call.destination,
+    carrier_ip: call.carrier_ip,
+    tags: call.tags,
+    authorized: call.authorized,
+    unauthorized_reason: null,
+    destination_rate: call.rate,
+    timestamp_auth: call.timestamp_auth,
+    timestamp_begin: call.timestamp_begin,
+    timestamp_end: call.timestamp_end,
+    inbound: call.inbound,
+    failed: false,
+    duration,
+    fee: call.rate ? computeFee(call.rate, duration) : 0n,
+    state: 'pending',
+    call_parties: call.call_parties,
+  };
+}

@@ -1,0 +1,50 @@
+import type { OperationResult, RollbackJob } from '../../shared/queues/payloads';
+import { removeEntries } from './begin';
+import { Reasons, TransactionDeps } from './deps';
+import { applyBalanceChange, opApplied, opIds } from './ledger';
+
+/**
+ * rollbackTransaction. A running (or ended, not yet processed) call is removed from every party
+ * without charge. A processed call has each party's record deleted and its fee credited back, in
+ * steps safe to retry: mark the record 'rolling_back', credit once (operation marker), delete it.
+ */
+export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise<OperationResult> {
+  const { accounts, transactions } = deps.ctx.mongo.collections;
+  const tag = job.transaction_tag;
+  const account = await accounts.findOne(
+    { account_tag: job.account_tag, 'running_transactions.transaction_tag': tag },
+    { projection: { running_transactions: 1 } },
+  );
+  const entry = account?.running_transactions.find((r) => r.transaction_tag === tag);
+  if (entry) {
+    await removeEntries(deps, entry.call_parties ?? [job.account_tag], tag);
+    return { ok: true, reason: null };
+  }
+
+  const record = await transactions.findOne({ account_tag: job.account_tag, transaction_tag: tag });
+  if (!record) return { ok: false, reason: Reasons.NOT_FOUND };
+  const parties = record.call_parties?.length ? record.call_parties : [job.account_tag];
+  for (const partyTag of parties) {
+    const partyRecord =
+      partyTag === job.account_tag ? record : await transactions.findOne({ account_tag: partyTag, transaction_tag: tag });
+    if (!partyRecord) continue;
+    if (await wasCharged(deps, partyTag, tag, partyRecord.state)) {
+      await transactions.updateOne({ _id: partyRecord._id }, { $set: { state: 'rolling_back' } });
+      await applyBalanceChange(accounts, partyTag, partyRecord.fee, opIds.rollback(tag, partyRecord._id));
+    }
+    await transactions.deleteOne({ _id: partyRecord._id });
+  }
+  return { ok: true, reason: null };
+}
+
+/**
+ * Whether a record's fee was taken from the balance. Records written through the API (no state) never
+ * were. A 'pending' one was only if its debit marker is there: otherwise a rollback removed its entry
+ * before processing could charge it.
+ */
+async function wasCharged(deps: TransactionDeps, accountTag: string, tag: string, state: string | undefined): Promise<boolean> {
+  if (state === undefined) return false;
+  if (state !== 'pending') return true;
+  const { accounts } = deps.ctx.mongo.collections;
+  return (await opApplied(accounts, accountTag, opIds.process(tag))) || (await opApplied(accounts, accountTag, opIds.record(tag)));
+}

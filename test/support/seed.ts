@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc } from '../../src/shared/domain/types';
+import type { AppContext } from '../../src/shared/context';
+import { announceRatingDataChange } from '../../src/shared/rating-data/cache';
+
+/** Test data written straight to the store (the agent tests do not depend on the management API). */
+export function carrier(tag: string, overrides: Partial<CarrierDoc> = {}): CarrierDoc {
+  return { _id: randomUUID(), carrier_tag: tag, host: `${tag}.example.net`, port: 5060, protocol: 'UDP', active: true, ...overrides };
+}
+
+export function pricelist(tag: string, overrides: Partial<PricelistDoc> = {}): PricelistDoc {
+  return { _id: randomUUID(), pricelist_tag: tag, name: tag, currency: 'USD', ...overrides };
+}
+
+export function rate(pricelistTag: string, carrierTag: string, prefix: string, overrides: Partial<PricelistRateDoc> = {}): PricelistRateDoc {
+  return {
+    _id: randomUUID(),
+    pricelist_tag: pricelistTag,
+    carrier_tag: carrierTag,
+    prefix,
+    datetime_start: null,
+    datetime_end: null,
+    connect_fee: 0,
+    rate: 20,
+    rate_increment: 60,
+    interval_start: 0,
+    description: null,
+    ...overrides,
+  };
+}
+
+export function account(tag: string, overrides: Partial<AccountDoc> = {}): AccountDoc {
+  return {
+    _id: randomUUID(),
+    account_tag: tag,
+    type: 'PREPAID',
+    balance: 100n,
+    active: true,
+    max_concurrent_transactions: null,
+    name: tag,
+    notification_email: null,
+    notification_mobile: null,
+    carrier_tags: null,
+    carrier_tags_override: null,
+    customer_tag: null,
+    linked_accounts: [],
+    pricelist_tags: ['pl'],
+    tags: null,
+    running_transactions: [],
+    ...overrides,
+  };
+}
+
+export interface Seed {
+  carriers?: CarrierDoc[];
+  pricelists?: PricelistDoc[];
+  rates?: PricelistRateDoc[];
+  accounts?: AccountDoc[];
+}
+
+export async function seed(ctx: AppContext, data: Seed): Promise<void> {
+  const c = ctx.mongo.collections;
+  if (data.carriers?.length) await c.carriers.insertMany(data.carriers);
+  if (data.pricelists?.length) await c.pricelists.insertMany(data.pricelists);
+  if (data.rates?.length) await c.rates.insertMany(data.rates);
+  if (data.accounts?.length) await c.accounts.insertMany(data.accounts);
+  if (data.carriers?.length || data.rates?.length) await announceRatingDataChange(ctx);
+}
