@@ -28,8 +28,12 @@ export interface Queues {
 }
 
 export function createQueues(connection: Redis, prefix: string): Queues {
-  const make = <T>(name: string) =>
-    new Queue<T>(name, { connection, prefix, defaultJobOptions: defaultJobOptions[name] });
+  const make = <T>(name: string) => {
+    const queue = new Queue<T>(name, { connection, prefix, defaultJobOptions: defaultJobOptions[name] });
+    // Every concurrent add() briefly listens for 'closing'; an agent under load has hundreds in flight.
+    queue.setMaxListeners(0);
+    return queue;
+  };
   const queues = {
     transactions: make<TransactionJob>(QueueNames.transactions),
     processing: make<ProcessingJob>(QueueNames.processing),
