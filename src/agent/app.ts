@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { agentAccess } from '../shared/auth/access';
 import type { AppContext } from '../shared/context';
 import { registerGraphql } from '../shared/http/graphql';
 import { createHttpServer } from '../shared/http/server';
@@ -10,7 +11,7 @@ import { restV1 } from './rest/v1';
 
 /** The real-time agent: GraphQL at /graphql, REST mirror under /v1, health routes. */
 export async function buildAgent(ctx: AppContext): Promise<FastifyInstance> {
-  const app = await createHttpServer(ctx);
+  const app = await createHttpServer(ctx, { name: 'agent', access: agentAccess });
   const events = createQueueEvents(ctx.newRedis(), ctx.config.queuePrefix, QueueNames.transactions);
   await events.waitUntilReady();
   app.addHook('onClose', async () => {

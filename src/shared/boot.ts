@@ -45,7 +45,7 @@ export async function runProcess(name: string, roles: RoleStarter[], options: { 
   let ctx: AppContext | undefined;
   let stopping = false;
 
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
@@ -56,7 +56,7 @@ export async function runProcess(name: string, roles: RoleStarter[], options: { 
     await ctx?.close().catch((err) => logger.error({ err }, 'closing connections failed'));
     await services.stop();
     logger.info('stopped');
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -66,7 +66,8 @@ export async function runProcess(name: string, roles: RoleStarter[], options: { 
     for (const start of roles) handles.push(await start(ctx));
     logger.info({ ms: Date.now() - started }, `${name} ready`);
   } catch (err) {
-    logger.fatal({ err }, 'start failed');
-    await shutdown('start-failure');
+    // A refused start (bad setup, such as production without tokens) must fail the process manager's check.
+    logger.fatal({ err }, `start failed: ${(err as Error).message}`);
+    await shutdown('start-failure', 1);
   }
 }

@@ -30,6 +30,8 @@ export interface Config {
   jobLockMs: number;
   /** How often the maintenance queue scans for stale and exhausted calls. */
   longCallScanSeconds: number;
+  /** Most calls one recordTransactions request may carry (docs/IMPORTS.md). */
+  recordBatchMax: number;
 
   /** Tokens from RATING_TOKENS, hashed at load (docs/OPERATIONS.md). */
   bootstrapTokens: BootstrapToken[];
@@ -155,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     longCallSeconds: r.int('LONG_CALL_SECONDS', 10800, 60, 31 * 86400),
     jobLockMs: r.int('JOB_LOCK_MS', 30000, 1000, 600000),
     longCallScanSeconds: r.int('LONG_CALL_SCAN_SECONDS', 60, 1, 86400),
+    recordBatchMax: r.int('RECORD_BATCH_MAX', 1000, 1, 10000),
     bootstrapTokens: [],
     authCacheMs: r.int('AUTH_CACHE_MS', 5000, 0, 60000),
     rateLimitMax: r.int('RATE_LIMIT_MAX', 60000, 0, 100_000_000),

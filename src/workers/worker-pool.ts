@@ -1,7 +1,9 @@
 import { Job, Worker } from 'bullmq';
 import type { AppContext } from '../shared/context';
+import { instrumentWorker } from '../shared/metrics';
 import { QueueNames } from '../shared/queues/names';
 import { RatingDataCache } from '../shared/rating-data/cache';
+import { scheduleMaintenance } from './maintenance/schedule';
 import { processorsFor } from './processors';
 
 export interface WorkerPool {
@@ -30,8 +32,11 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
       ctx.logger.warn({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err }, 'job failed'),
     );
     worker.on('error', (err) => ctx.logger.error({ queue: name, err }, 'worker error'));
+    instrumentWorker(ctx, worker);
     return worker;
   });
+  // Idempotent: every worker process registers the same single schedule.
+  if (queues.includes(QueueNames.maintenance)) await scheduleMaintenance(ctx);
   ctx.logger.info({ queues, concurrency: ctx.config.workerConcurrency }, 'workers started');
   return {
     workers,

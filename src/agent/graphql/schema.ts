@@ -1,6 +1,7 @@
 import type { SchemaModule } from '../../shared/http/graphql';
 import { serviceVersion } from '../../shared/version';
 import type { AgentOperations } from '../operations';
+import { recordBatchModule } from './record-batch';
 import { transactionsModule } from './transactions';
 
 const base: SchemaModule = {
@@ -20,5 +21,5 @@ const base: SchemaModule = {
 };
 
 export function agentModules(operations: AgentOperations): SchemaModule[] {
-  return [base, transactionsModule(operations)];
+  return [base, transactionsModule(operations), recordBatchModule()];
 }

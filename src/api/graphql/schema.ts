@@ -1,5 +1,13 @@
+import { scalarsModule } from '../../shared/graphql/scalars';
 import type { SchemaModule } from '../../shared/http/graphql';
 import { serviceVersion } from '../../shared/version';
+import { accountsModule } from './accounts';
+import { carriersModule } from './carriers';
+import { commonModule } from './common/schema';
+import { pricelistsModule } from './pricelists';
+import { ratesModule } from './rates';
+import { routingModule } from './routing';
+import { transactionsModule } from './transactions';
 
 /**
  * The management schema is assembled from one module per resource (type definitions and resolvers
@@ -12,14 +20,21 @@ const base: SchemaModule = {
       "Version of the running service."
       version: String!
     }
-    type Mutation {
-      _noop: Boolean @deprecated(reason: "placeholder so the Mutation type is never empty")
-    }
+    type Mutation
   `,
   resolvers: {
     Query: { version: () => serviceVersion },
-    Mutation: { _noop: () => null },
   },
 };
 
-export const apiModules: SchemaModule[] = [base];
+export const apiModules: SchemaModule[] = [
+  base,
+  scalarsModule,
+  commonModule,
+  carriersModule,
+  pricelistsModule,
+  ratesModule,
+  accountsModule,
+  transactionsModule,
+  routingModule,
+];

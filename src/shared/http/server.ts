@@ -1,14 +1,34 @@
 import Fastify, { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { AccessPolicy, openAccess } from '../auth/access';
 import type { AppContext } from '../context';
+import authPlugin from './auth-plugin';
 import healthPlugin from './health-plugin';
+import metricsPlugin from './metrics-plugin';
+import rateLimitPlugin from './rate-limit-plugin';
 
-/** A Fastify instance with what every HTTP process shares: pino request logging, health routes. */
-export async function createHttpServer(ctx: AppContext): Promise<FastifyInstance> {
+export interface HttpServerOptions {
+  /** Label of this server in metrics and rate-limit counters. */
+  name: 'api' | 'agent' | 'worker';
+  /** Who may call which route; the default leaves every route open (the worker's probe server). */
+  access?: AccessPolicy;
+}
+
+/**
+ * A Fastify instance with what every HTTP process shares: pino request logging, the body size
+ * limit, health routes and /metrics, and (with an access policy) authentication and the rate limit.
+ * Authentication is registered first so the rate limit can count per token.
+ */
+export async function createHttpServer(ctx: AppContext, options: HttpServerOptions = { name: 'worker' }): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
-    bodyLimit: 1024 * 1024,
+    bodyLimit: ctx.config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
   });
+  await app.register(metricsPlugin, { ctx, server: options.name });
+  if (options.access && options.access !== openAccess) {
+    await app.register(authPlugin, { ctx, policy: options.access });
+    await app.register(rateLimitPlugin, { ctx, server: options.name });
+  }
   await app.register(healthPlugin, { ctx });
   return app;
 }

@@ -8,6 +8,8 @@ export const QueueNames = {
   alerts: 'alerts',
   /** Repeatable housekeeping (stale-call scans). */
   maintenance: 'maintenance',
+  /** Batches of finished calls (CDR imports, recordTransactions): rated, recorded and debited in bulk. */
+  imports: 'imports',
 } as const;
 
 export type QueueName = (typeof QueueNames)[keyof typeof QueueNames];

@@ -109,3 +109,64 @@ export interface AlertJob {
 export interface MaintenanceJob {
   task: 'scan-long-calls';
 }
+
+/**
+ * One finished call of a batch (a CDR line, or an item of recordTransactions), already validated like
+ * recordTransaction. `line` numbers the call within its source (file line, or index of the request).
+ */
+export interface ImportLine {
+  line: number;
+  transaction_tag: string;
+  account_tag: string;
+  source: string;
+  destination: string;
+  source_ip: string | null;
+  carrier_ip: string | null;
+  tags: string[] | null;
+  destination_account_tag: string | null;
+  timestamp_auth: string | null;
+  timestamp_begin: string;
+  timestamp_end: string;
+}
+
+/**
+ * A batch of calls to record. `import_id` + `batch` name it: the same pair always means the same
+ * calls, so the pair is the job id, the debit marker and the owner of the records it writes.
+ */
+export interface ImportBatchJob {
+  import_id: string;
+  batch: number;
+  lines: ImportLine[];
+  /** Epoch ms after which the batch must not start (the agent stopped waiting); null for file imports. */
+  deadline: number | null;
+  /**
+   * File imports keep each batch's result in MongoDB (import_batches), so a rerun of the same file
+   * skips finished batches and reports them again; agent batches (random ids) do not need that.
+   */
+  keep_result: boolean;
+}
+
+export interface ImportRefusal {
+  line: number;
+  /** NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, or TIMEOUT. */
+  reason: string;
+  /** The account the refusal is about (the caller, a linked account or the receiver). */
+  account_tag?: string;
+}
+
+/** What a batch did; money as decimal strings. */
+export interface ImportBatchResult {
+  batch_id: string;
+  lines: number;
+  /** Calls recorded and charged by this batch. */
+  rated: number;
+  /** Lines whose call was already recorded (earlier import, recordTransaction, or an earlier line). */
+  duplicate_lines: number[];
+  refused: ImportRefusal[];
+  /** Total debited from the calling accounts. */
+  charged: string;
+  /** Total debited from linked (parent) accounts. */
+  charged_linked: string;
+  /** True when an earlier run had already finished this batch: nothing was done now. */
+  replayed: boolean;
+}

@@ -1,7 +1,7 @@
 import { DefaultJobOptions, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QueueNames } from './names';
-import type { AlertJob, MaintenanceJob, ProcessingJob, TransactionJob } from './payloads';
+import type { AlertJob, ImportBatchJob, MaintenanceJob, ProcessingJob, TransactionJob } from './payloads';
 
 /**
  * Retention keeps Redis bounded: finished jobs are trimmed by age and count.
@@ -17,6 +17,14 @@ export const defaultJobOptions: Record<string, DefaultJobOptions> = {
   [QueueNames.processing]: { ...retention, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
   [QueueNames.alerts]: { ...retention, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
   [QueueNames.maintenance]: { ...retention, attempts: 3, backoff: { type: 'fixed', delay: 5000 } },
+  // A batch carries up to thousands of calls: keep few finished ones (their results are also stored in
+  // MongoDB, import_batches). Retries are safe (every step is idempotent) and must outlast short outages.
+  [QueueNames.imports]: {
+    removeOnComplete: { age: 3600, count: 200 },
+    removeOnFail: { age: 7 * 86400, count: 1000 },
+    attempts: 20,
+    backoff: { type: 'exponential', delay: 1000 },
+  },
 };
 
 export interface Queues {
@@ -24,6 +32,7 @@ export interface Queues {
   processing: Queue<ProcessingJob>;
   alerts: Queue<AlertJob>;
   maintenance: Queue<MaintenanceJob>;
+  imports: Queue<ImportBatchJob>;
   close(): Promise<void>;
 }
 
@@ -39,6 +48,7 @@ export function createQueues(connection: Redis, prefix: string): Queues {
     processing: make<ProcessingJob>(QueueNames.processing),
     alerts: make<AlertJob>(QueueNames.alerts),
     maintenance: make<MaintenanceJob>(QueueNames.maintenance),
+    imports: make<ImportBatchJob>(QueueNames.imports),
   };
   return {
     ...queues,

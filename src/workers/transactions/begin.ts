@@ -1,5 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import { refusalAlert } from '../../shared/alerts';
 import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart } from '../../shared/rating';
 import { Reasons, TransactionDeps } from './deps';
@@ -72,10 +73,18 @@ export async function removeEntries(deps: TransactionDeps, accountTags: string[]
  * beginTransaction: every party (caller, linked accounts, inbound receiver) must accept the call;
  * a refusal by any of them removes the entries already added, leaving nothing behind.
  */
-export async function begin(deps: TransactionDeps, job: BeginJob): Promise<OperationResult & { refusedAccount?: string }> {
+export async function begin(deps: TransactionDeps, job: BeginJob): Promise<OperationResult> {
+  const result = await tryBegin(deps, job);
+  if (!result.ok && result.refusedBy) {
+    void refusalAlert(deps.ctx, result.refusedBy, { transaction_tag: job.transaction_tag, destination: job.destination, reason: result.reason! });
+  }
+  return { ok: result.ok, reason: result.reason };
+}
+
+async function tryBegin(deps: TransactionDeps, job: BeginJob): Promise<OperationResult & { refusedBy?: AccountDoc }> {
   const { accounts } = deps.ctx.mongo.collections;
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
-  if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason, refusedAccount: resolved.refusal.account_tag };
+  if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
   // A tag already recorded for this account would collide with its record and debit marker.
   const recorded = await deps.ctx.mongo.collections.transactions.countDocuments(
     { account_tag: job.account_tag, transaction_tag: job.transaction_tag },
@@ -87,7 +96,7 @@ export async function begin(deps: TransactionDeps, job: BeginJob): Promise<Opera
   const rated: Array<{ party: Party; rate: PartyRate }> = [];
   for (const party of resolved.parties) {
     const rate = rateParty(index, party.account, party.inbound, { destination: job.destination, at, carrierIp: job.carrier_ip });
-    if (!rate) return { ok: false, reason: Reasons.UNREACHABLE_DESTINATION, refusedAccount: party.account.account_tag };
+    if (!rate) return { ok: false, reason: Reasons.UNREACHABLE_DESTINATION };
     rated.push({ party, rate });
   }
   const callParties = rated.map((r) => r.party.account.account_tag);
@@ -113,7 +122,7 @@ export async function begin(deps: TransactionDeps, job: BeginJob): Promise<Opera
     const result = await insertEntry(deps, party, entry);
     if (!result.ok) {
       await removeEntries(deps, inserted, job.transaction_tag);
-      return { ok: false, reason: result.reason, refusedAccount: party.account.account_tag };
+      return { ok: false, reason: result.reason, refusedBy: party.account };
     }
     inserted.push(party.account.account_tag);
   }

@@ -1,5 +1,8 @@
 import type { Filter, UpdateFilter } from 'mongodb';
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
+import { checkBalanceAlerts } from '../../shared/alerts';
+import type { AppContext } from '../../shared/context';
+import { recordRatedCall } from '../../shared/metrics';
 import type { Collections } from '../../shared/mongo';
 import { isDuplicateKeyError } from '../../shared/mongo';
 
@@ -14,7 +17,8 @@ export const APPLIED_OPS_KEPT = 500;
  * Applies `delta` to an account's balance at most once per `opId`: the marker and the amount change in
  * one atomic update, filtered on the marker being absent. `extra` narrows the filter and adds to the
  * update (processing also removes the running entry in the same write).
- * Returns true when this call applied it, false when it was already applied or the filter missed.
+ * Returns the account as updated when this call applied it; null when it was already applied or the
+ * filter missed.
  */
 export async function applyBalanceChange(
   accounts: Collections['accounts'],
@@ -22,17 +26,17 @@ export async function applyBalanceChange(
   delta: bigint,
   opId: string,
   extra: { filter?: Filter<AccountDoc>; update?: UpdateFilter<AccountDoc> } = {},
-): Promise<boolean> {
+): Promise<AccountDoc | null> {
   const update: UpdateFilter<AccountDoc> = {
     ...(extra.update ?? {}),
     $inc: { balance: delta, rev: 1 },
     $push: { applied_ops: { $each: [opId], $slice: -APPLIED_OPS_KEPT } },
   } as UpdateFilter<AccountDoc>;
-  const result = await accounts.updateOne(
+  return accounts.findOneAndUpdate(
     { account_tag: accountTag, applied_ops: { $ne: opId }, ...(extra.filter ?? {}) } as Filter<AccountDoc>,
     update,
+    { returnDocument: 'after', projection: { running_transactions: 0, applied_ops: 0 } },
   );
-  return result.modifiedCount === 1;
 }
 
 export async function opApplied(accounts: Collections['accounts'], accountTag: string, opId: string): Promise<boolean> {
@@ -63,3 +67,12 @@ export const opIds = {
   record: (tag: string) => `rec/${tag}`,
   rollback: (tag: string, recordId: string) => `rb/${tag}/${recordId}`,
 };
+
+/**
+ * Metrics and balance alerts after a charge. Alerts are queued fire-and-forget: they never delay
+ * rating and never fail it.
+ */
+export function afterDebit(ctx: AppContext, updated: AccountDoc, fee: bigint): void {
+  recordRatedCall(ctx, fee);
+  if (fee > 0n) void checkBalanceAlerts(ctx, updated, updated.balance + fee);
+}

@@ -1,7 +1,7 @@
 import type { AccountDoc } from '../../shared/domain/types';
 import type { ProcessingJob } from '../../shared/queues/payloads';
 import type { TransactionDeps } from './deps';
-import { applyBalanceChange, insertRecord, markCharged, opApplied, opIds } from './ledger';
+import { afterDebit, applyBalanceChange, insertRecord, markCharged, opApplied, opIds } from './ledger';
 import { ratedRecord } from './records';
 
 export type ProcessingOutcome = 'charged' | 'already-done' | 'not-ended' | 'rolled-back' | 'gone';
@@ -52,7 +52,8 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
   });
   if (!applied) return { outcome: await reconcile(deps, account.account_tag, tag, op), fee: 0n };
   await markCharged(transactions, account.account_tag, tag);
-  return { outcome: 'charged', fee, account: { ...account, balance: account.balance - fee } };
+  afterDebit(deps.ctx, applied, fee);
+  return { outcome: 'charged', fee, account: applied };
 }
 
 async function reconcile(deps: TransactionDeps, accountTag: string, tag: string, op: string): Promise<ProcessingOutcome> {

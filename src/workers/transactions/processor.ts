@@ -25,10 +25,8 @@ export function transactionProcessor(deps: TransactionDeps) {
         : { ok: false, reason: Reasons.TIMEOUT };
     }
     switch (data.op) {
-      case 'begin': {
-        const { refusedAccount: _refusedAccount, ...result } = await begin(deps, data);
-        return result;
-      }
+      case 'begin':
+        return begin(deps, data);
       case 'end':
         return end(deps, data);
       case 'record': {

@@ -1,6 +1,6 @@
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
 import { Reasons, TransactionDeps } from './deps';
-import { applyBalanceChange, insertRecord, markCharged, opIds } from './ledger';
+import { afterDebit, applyBalanceChange, insertRecord, markCharged, opIds } from './ledger';
 import { resolveParties } from './parties';
 import { PartyRate, rateParty } from './route';
 import { ratedRecord } from './records';
@@ -58,8 +58,9 @@ export async function record(deps: TransactionDeps, job: RecordJob): Promise<Rec
       continue;
     }
     const fee = existing ? existing.fee : doc.fee;
-    await applyBalanceChange(accounts, accountTag, -fee, opIds.record(job.transaction_tag));
+    const updated = await applyBalanceChange(accounts, accountTag, -fee, opIds.record(job.transaction_tag));
     await markCharged(transactions, accountTag, job.transaction_tag);
+    if (updated) afterDebit(deps.ctx, updated, fee);
     if (i === 0) callerFee = fee;
   }
   return { ok: true, reason: null, fee: callerFee, duplicate: false };

@@ -1,5 +1,6 @@
 import type { OperationResult, RollbackJob } from '../../shared/queues/payloads';
 import { removeEntries } from './begin';
+import { recordCredit } from '../../shared/metrics';
 import { Reasons, TransactionDeps } from './deps';
 import { applyBalanceChange, opApplied, opIds } from './ledger';
 
@@ -30,7 +31,8 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise
     if (!partyRecord) continue;
     if (await wasCharged(deps, partyTag, tag, partyRecord.state)) {
       await transactions.updateOne({ _id: partyRecord._id }, { $set: { state: 'rolling_back' } });
-      await applyBalanceChange(accounts, partyTag, partyRecord.fee, opIds.rollback(tag, partyRecord._id));
+      const credited = await applyBalanceChange(accounts, partyTag, partyRecord.fee, opIds.rollback(tag, partyRecord._id));
+      if (credited) recordCredit(deps.ctx, partyRecord.fee);
     }
     await transactions.deleteOne({ _id: partyRecord._id });
   }

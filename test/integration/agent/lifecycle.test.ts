@@ -57,7 +57,7 @@ describe('agent operations and refusals', () => {
   const transactions = () => h.ctx.mongo.collections.transactions;
   const balance = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.balance;
   const running = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.running_transactions;
-  const call = (tag: string, accountTag: string, extra: Record<string, unknown> = {}) => ({
+  const call = (tag: string, accountTag: string, extra: Record<string, string> = {}): Record<string, string> => ({
     transaction_tag: tag,
     account_tag: accountTag,
     source: '100',

@@ -1,0 +1,203 @@
+/**
+ * `npm run bench:import [-- --calls N --accounts N --rates N --batch-size N --workers N]`
+ *
+ * Generates a realistic CDR file (calls spread over accounts, destinations over rates with real
+ * country-code prefixes), imports it end to end with the real CLI and worker processes, then measures
+ * on the same servers the two limits an import cannot beat: raw unordered insertMany of documents of
+ * the same size (storage) and raw BullMQ add-and-process of empty jobs (queue).
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Queue, Worker } from 'bullmq';
+import { loadConfig } from '../src/shared/config';
+import { createContext } from '../src/shared/context';
+import { createLogger } from '../src/shared/logger';
+import { createRedis } from '../src/shared/redis';
+import { startLocalServices } from '../src/shared/services/local-services';
+import { account, carrier, pricelist, rate, seed } from '../test/support/seed';
+
+const root = path.resolve(__dirname, '..');
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string', default: '1000000' },
+    accounts: { type: 'string', default: '10000' },
+    rates: { type: 'string', default: '5000' },
+    'batch-size': { type: 'string', default: '1000' },
+    workers: { type: 'string', default: '2' },
+  },
+});
+const CALLS = Number(values.calls);
+const ACCOUNTS = Number(values.accounts);
+const RATES = Number(values.rates);
+const BATCH = Number(values['batch-size']);
+const WORKERS = Number(values.workers);
+
+/** Country codes with real-looking area digits after them: 49 30.., 44 20.., 1 212.. */
+const COUNTRIES = ['1', '7', '20', '27', '30', '31', '32', '33', '34', '36', '39', '40', '41', '43', '44', '45', '46', '47', '48', '49', '51', '52', '54', '55', '56', '57', '60', '61', '62', '63', '64', '65', '66', '81', '82', '84', '86', '90', '91', '92', '212', '234', '351', '353', '358', '380', '420', '852', '971', '972'];
+
+function prefixes(count: number): string[] {
+  const out = new Set<string>(COUNTRIES);
+  let n = 0;
+  while (out.size < count) {
+    const cc = COUNTRIES[n++ % COUNTRIES.length];
+    out.add(cc + String(Math.floor(Math.random() * 10 ** (1 + (n % 3)))).padStart(1 + (n % 3), '0'));
+  }
+  return [...out];
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+const iso = (ms: number) => {
+  const d = new Date(ms);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}Z`;
+};
+
+async function writeCalls(file: string, ratePrefixes: string[]): Promise<void> {
+  const out = createWriteStream(file);
+  out.write('transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end,carrier_ip,tags\n');
+  const day = Date.UTC(2026, 0, 15);
+  for (let i = 0; i < CALLS; i++) {
+    const prefix = ratePrefixes[Math.floor(Math.random() * ratePrefixes.length)];
+    const destination = prefix + String(Math.floor(Math.random() * 1e8)).padStart(8, '0');
+    const begin = day + Math.floor(Math.random() * 86_400_000);
+    // Most calls are short, some long: 1 s to about 20 min.
+    const seconds = 1 + Math.floor(Math.random() ** 2 * 1200);
+    const line = `sw1-${i},acc${Math.floor(Math.random() * ACCOUNTS)},+3220${String(i % 1e7).padStart(7, '0')},${destination},${iso(begin)},${iso(begin + seconds * 1000)},,bench\n`;
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+function peakRssMb(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function waitForOutput(child: ChildProcess, text: string, output: () => string): Promise<void> {
+  for (let i = 0; !output().includes(text); i++) {
+    if (child.exitCode !== null || i > 1200) throw new Error(`process did not start: ${output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function main(): Promise<void> {
+  const services = await startLocalServices(
+    { mongoUrl: process.env.MONGO_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: '' },
+    { ephemeral: true },
+  );
+  const serverKind = process.env.MONGO_URL ? 'external MongoDB (MONGO_URL)' : 'local MongoDB-wire server (mongod if installed, else mongo-java-server, memory backend)';
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rating-bench-'));
+  const env = {
+    ...process.env,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    MONGO_URL: services.mongoUrl,
+    REDIS_URL: services.redisUrl,
+    MONGO_DB: `bench_${randomBytes(4).toString('hex')}`,
+    QUEUE_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    METRICS_PORT: '0',
+  };
+  const config = loadConfig(env);
+  const ctx = await createContext(config, services, createLogger({ logLevel: 'warn' }, 'bench'));
+  const workers: ChildProcess[] = [];
+  try {
+    const ratePrefixes = prefixes(Math.ceil(RATES / 2));
+    const carriers = [carrier('c1', { host: '10.0.0.1' }), carrier('c2', { host: '10.0.0.2' })];
+    const rates = ratePrefixes.flatMap((p, i) => [
+      rate('retail', 'c1', p, { rate: 5 + (i % 40), rate_increment: 60, connect_fee: i % 3 }),
+      rate('retail', 'c2', p, { rate: 6 + (i % 37), rate_increment: 1, interval_start: 0 }),
+    ]).slice(0, RATES);
+    await seed(ctx, {
+      carriers,
+      pricelists: [pricelist('retail')],
+      rates,
+      accounts: Array.from({ length: ACCOUNTS }, (_, i) => account(`acc${i}`, { balance: 10n ** 12n, pricelist_tags: ['retail'] })),
+    });
+    const file = path.join(dir, 'calls.csv');
+    let t = Date.now();
+    await writeCalls(file, ratePrefixes);
+    console.log(`generated ${CALLS} calls over ${ACCOUNTS} accounts and ${rates.length} rates in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+
+    for (let i = 0; i < WORKERS; i++) {
+      const child = spawn(process.execPath, [path.join(root, 'dist', 'workers', 'main.js')], { env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20000)));
+      child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20000)));
+      workers.push(child);
+      await waitForOutput(child, 'worker ready', () => out);
+    }
+
+    // The import, end to end, through the CLI.
+    t = Date.now();
+    const cli = spawn(process.execPath, [path.join(root, 'dist', 'cli', 'rating.js'), 'import', file, '--batch-size', String(BATCH), '--no-progress'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let cliOut = '';
+    cli.stdout!.on('data', (d: Buffer) => (cliOut += d.toString()));
+    cli.stderr!.on('data', (d: Buffer) => process.stderr.write(d));
+    const [code] = (await once(cli, 'exit')) as [number];
+    const importSeconds = (Date.now() - t) / 1000;
+    console.log(cliOut.trim());
+    if (code !== 0) throw new Error(`import exited with ${code}`);
+    const importRate = CALLS / importSeconds;
+    const workerRss = workers.map((w) => peakRssMb(w.pid!));
+
+    // Storage limit: the same documents, raw, into a fresh collection with the same unique index.
+    const sample = (await ctx.mongo.collections.transactions.findOne({})) as Record<string, unknown> | null;
+    const raw = ctx.mongo.db.collection<Record<string, unknown>>('bench_raw_insert');
+    await raw.createIndex({ account_tag: 1, transaction_tag: 1 }, { unique: true });
+    const storageDocs = Math.min(CALLS, 200_000);
+    t = Date.now();
+    for (let done = 0; done < storageDocs; done += BATCH) {
+      const docs = Array.from({ length: Math.min(BATCH, storageDocs - done) }, (_, i) => ({ ...sample!, _id: randomUUID() as string, transaction_tag: `raw-${done + i}` }));
+      await raw.insertMany(docs, { ordered: false });
+    }
+    const storageRate = storageDocs / ((Date.now() - t) / 1000);
+    await raw.drop();
+
+    // Queue limit: empty jobs added in bulk and processed by one in-process worker.
+    const jobs = Math.min(CALLS, 50_000);
+    const connection = createRedis(services.redisUrl);
+    const queue = new Queue('bench-empty', { connection, prefix: config.queuePrefix, defaultJobOptions: { removeOnComplete: true } });
+    let processed = 0;
+    let resolveAll: () => void = () => undefined;
+    const all = new Promise<void>((r) => (resolveAll = r));
+    const worker = new Worker('bench-empty', async () => {
+      if (++processed === jobs) resolveAll();
+    }, { connection: createRedis(services.redisUrl), prefix: config.queuePrefix, concurrency: 100 });
+    t = Date.now();
+    for (let added = 0; added < jobs; added += 1000) {
+      await queue.addBulk(Array.from({ length: Math.min(1000, jobs - added) }, () => ({ name: 'empty', data: {} })));
+    }
+    await all;
+    const queueRate = jobs / ((Date.now() - t) / 1000);
+    await worker.close();
+    await queue.close();
+    connection.disconnect();
+
+    const limit = Math.min(storageRate, queueRate);
+    console.log(`conditions: ${CALLS} calls, ${ACCOUNTS} accounts, ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`);
+    console.log(`storage limit measured with ${storageDocs} documents of the records' size; queue limit with ${jobs} empty jobs`);
+    console.log(`peak RSS: worker processes ${workerRss.join(', ')} MB; CLI in its summary above`);
+    console.log(`import: ${Math.round(importRate)}; storage limit: ${Math.round(storageRate)}; queue limit: ${Math.round(queueRate)}; ratio: ${(importRate / limit).toFixed(2)}`);
+  } finally {
+    for (const w of workers) w.kill('SIGTERM');
+    await Promise.all(workers.map((w) => (w.exitCode === null ? once(w, 'exit') : undefined)));
+    await ctx.mongo.db.dropDatabase().catch(() => undefined);
+    await ctx.close();
+    await services.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,124 @@
+import type { QueueEvents } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../shared/context';
+import { badInput, ErrorCodes, ServiceError } from '../shared/errors';
+import { QueueNames } from '../shared/queues/names';
+import type { ImportBatchResult, ImportLine } from '../shared/queues/payloads';
+import { createQueueEvents } from '../shared/queues/queues';
+import { importBatchId } from '../workers/imports/ids';
+import { Input, validate } from './operations';
+
+/**
+ * Validates one call exactly as recordTransaction does (validate.record) and turns it into a batch
+ * line. Throws the same BAD_USER_INPUT error naming the field. Shared with the CDR import CLI.
+ */
+export function validateRecordLine(input: Input, line: number, now: Date): ImportLine {
+  const job = validate.record(input, now, 0);
+  return {
+    line,
+    transaction_tag: job.transaction_tag,
+    account_tag: job.account_tag,
+    source: job.source,
+    destination: job.destination,
+    source_ip: job.source_ip,
+    carrier_ip: job.carrier_ip,
+    tags: job.tags,
+    destination_account_tag: job.destination_account_tag,
+    timestamp_auth: job.timestamp_auth,
+    timestamp_begin: job.timestamp_begin,
+    timestamp_end: job.timestamp_end,
+  };
+}
+
+export interface RecordItemResult {
+  index: number;
+  transaction_tag: string | null;
+  ok: boolean;
+  reason: string | null;
+}
+
+/**
+ * recordTransactions: up to RECORD_BATCH_MAX calls in one request. Each item is validated on its own
+ * (a bad one answers `BAD_USER_INPUT: <field>: ...` while the others proceed); the valid ones go to a
+ * worker as one batch on the `imports` queue (rated in memory, written and debited in bulk) and each
+ * gets its own answer: ok, or the reason recordTransaction would give.
+ */
+export class RecordBatchService {
+  private constructor(
+    private readonly ctx: AppContext,
+    private readonly events: QueueEvents,
+  ) {}
+
+  static async start(ctx: AppContext): Promise<RecordBatchService> {
+    const events = createQueueEvents(ctx.newRedis(), ctx.config.queuePrefix, QueueNames.imports);
+    // The connection is closed with the context; that ends the event loop with an error we expect.
+    events.on('error', (err) => ctx.logger.debug({ err }, 'imports queue events'));
+    await events.waitUntilReady();
+    return new RecordBatchService(ctx, events);
+  }
+
+  async close(): Promise<void> {
+    await this.events.close().catch(() => undefined);
+  }
+
+  async record(items: unknown[]): Promise<RecordItemResult[]> {
+    const max = this.ctx.config.recordBatchMax;
+    if (items.length > max) throw badInput('transactions', `must hold at most ${max} calls (RECORD_BATCH_MAX)`);
+    const now = new Date();
+    const deadline = now.getTime() + this.ctx.config.agentTimeoutMs;
+    const results: RecordItemResult[] = [];
+    const lines: ImportLine[] = [];
+    items.forEach((item, index) => {
+      const input = (typeof item === 'object' && item !== null ? item : {}) as Input;
+      const tag = typeof input.transaction_tag === 'string' ? input.transaction_tag : null;
+      results.push({ index, transaction_tag: tag, ok: true, reason: null });
+      try {
+        lines.push(validateRecordLine(input, index, now));
+      } catch (err) {
+        if (!(err instanceof ServiceError) || err.code !== ErrorCodes.BAD_USER_INPUT) throw err;
+        results[index] = { index, transaction_tag: tag, ok: false, reason: `${err.code}: ${err.message}` };
+      }
+    });
+    if (lines.length === 0) return results;
+
+    const importId = `api-${randomUUID()}`;
+    const job = await this.ctx.queues.imports.add(
+      'record-batch',
+      { import_id: importId, batch: 0, lines, deadline, keep_result: false },
+      { jobId: importBatchId(importId, 0) },
+    );
+    let outcome: ImportBatchResult | null = null;
+    try {
+      outcome = (await job.waitUntilFinished(this.events, deadline - Date.now())) as ImportBatchResult;
+    } catch (err) {
+      if (!/timed out/i.test((err as Error).message ?? '')) throw err;
+    }
+    const refused = new Map((outcome?.refused ?? []).map((r) => [r.line, r.reason]));
+    const duplicates = new Set(outcome?.duplicate_lines ?? []);
+    for (const { line } of lines) {
+      const reason = !outcome ? 'TIMEOUT' : (refused.get(line) ?? (duplicates.has(line) ? 'DUPLICATE_TRANSACTION' : null));
+      results[line] = { ...results[line], ok: reason === null, reason };
+    }
+    return results;
+  }
+}
+
+/** One service per process context, started on first use (the GraphQL module and the REST route share it). */
+const services = new WeakMap<AppContext, Promise<RecordBatchService>>();
+
+export function recordBatchService(ctx: AppContext): Promise<RecordBatchService> {
+  let service = services.get(ctx);
+  if (!service) {
+    service = RecordBatchService.start(ctx);
+    services.set(ctx, service);
+    service.catch(() => services.delete(ctx));
+  }
+  return service;
+}
+
+/** Closes the service if this context started one. */
+export async function closeRecordBatchService(ctx: AppContext): Promise<void> {
+  const service = services.get(ctx);
+  services.delete(ctx);
+  if (service) await (await service.catch(() => null))?.close();
+}

@@ -1,0 +1,5 @@
+import type { SchemaModule } from '../../../shared/http/graphql';
+import { accountResolvers } from './resolvers';
+import { accountTypeDefs } from './schema';
+
+export const accountsModule: SchemaModule = { typeDefs: accountTypeDefs, resolvers: accountResolvers };

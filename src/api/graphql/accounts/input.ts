@@ -1,0 +1,71 @@
+import { badInput } from '../../../shared/errors';
+import type { AccountDraft, AccountFields, AccountPatch, LinkedAccountsRef } from '../../store/accounts';
+import type { TaggedKey } from '../../store/tagged-store';
+import { lookupString, newId, readTaggedUpdate } from '../common/identify';
+import { isGiven, readCreate, type Args, type FieldRules } from '../common/input';
+import { sortableFields } from '../common/listing';
+import { bigInt, bool, email, nonNegativeInt, oneOf, phone, tag, tagList, text, type Parse } from '../common/validate';
+
+export const accountRules: FieldRules<Omit<AccountFields, '_id'>> = {
+  account_tag: { parse: tag, required: true },
+  // Prepaid is the safe default: calls are limited by the balance.
+  type: { parse: oneOf(['PREPAID', 'POSTPAID'] as const), fallback: () => 'PREPAID' },
+  balance: { parse: bigInt, fallback: () => 0n },
+  active: { parse: bool, fallback: () => true },
+  max_concurrent_transactions: { parse: nonNegativeInt, nullable: true },
+  name: { parse: text(), nullable: true },
+  notification_email: { parse: email, nullable: true },
+  notification_mobile: { parse: phone, nullable: true },
+  carrier_tags: { parse: tagList, nullable: true },
+  carrier_tags_override: { parse: tagList, nullable: true },
+  customer_tag: { parse: tag, nullable: true },
+  pricelist_tags: { parse: tagList, nullable: true },
+  tags: { parse: tagList, nullable: true },
+  balance_alert_threshold: { parse: bigInt, nullable: true },
+};
+
+export const accountSortable = sortableFields([
+  'account_tag',
+  'type',
+  'balance',
+  'active',
+  'max_concurrent_transactions',
+  'name',
+  'notification_email',
+  'customer_tag',
+  'balance_alert_threshold',
+]);
+
+const idList: Parse<string[]> = (field, value) => {
+  if (!Array.isArray(value)) throw badInput(field, 'must be a list');
+  const ids = value.map((v) => lookupString(field, v));
+  if (new Set(ids).size !== ids.length) throw badInput(field, 'lists an account more than once');
+  return ids;
+};
+
+/**
+ * Parents by tag or by id; undefined when neither argument is given. An explicit null clears the
+ * links (linked_accounts is [] rather than null when empty).
+ */
+export function readLinkedAccounts(args: Args): LinkedAccountsRef | undefined {
+  const byTag = isGiven(args, 'linked_accounts');
+  const byId = isGiven(args, 'linked_accountsIds');
+  if (byTag && byId) throw badInput('linked_accountsIds', 'give linked_accounts or linked_accountsIds, not both');
+  if (byId) return { ids: args.linked_accountsIds === null ? [] : idList('linked_accountsIds', args.linked_accountsIds) };
+  if (byTag) return { tags: args.linked_accounts === null ? [] : tagList('linked_accounts', args.linked_accounts) };
+  return undefined;
+}
+
+export function readAccountCreate(args: Args): AccountDraft {
+  return {
+    _id: newId(args),
+    ...(readCreate(accountRules, args) as Omit<AccountFields, '_id'>),
+    linked: readLinkedAccounts(args) ?? { tags: [] },
+  };
+}
+
+export function readAccountUpdate(args: Args): { key: TaggedKey; patch: AccountPatch } {
+  const { key, patch } = readTaggedUpdate(args, 'account_tag', accountRules);
+  const linked = readLinkedAccounts(args);
+  return { key, patch: linked ? { ...patch, linked } : patch };
+}

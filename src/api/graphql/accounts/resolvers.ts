@@ -1,0 +1,60 @@
+import type { AccountDoc, RunningTransaction } from '../../../shared/domain/types';
+import { formatDateTime } from '../../../shared/graphql/scalars';
+import type { AccountFilter } from '../../store/accounts';
+import type { ApiContext, ApiResolvers } from '../context';
+import { lookupString, readTaggedKey } from '../common/identify';
+import { optionalArg, requiredArg, type Args } from '../common/input';
+import { readListWindow, type ListArgs } from '../common/listing';
+import { bigInt, destination } from '../common/validate';
+import { asRateDoc, routeNow } from '../routing/route';
+import { accountSortable, readAccountCreate, readAccountUpdate } from './input';
+
+/** Least-cost routing for a call by this account to the `destination` argument, if one is given. */
+async function routeForAccount(account: AccountDoc, args: Args, { ratingData }: ApiContext) {
+  const to = optionalArg(args, 'destination', destination);
+  if (to === undefined) return null;
+  return routeNow(ratingData, {
+    destination: to,
+    pricelistTags: account.pricelist_tags,
+    carrierTags: account.carrier_tags,
+    carrierTagsOverride: account.carrier_tags_override,
+  });
+}
+
+export const accountResolvers: ApiResolvers = {
+  Query: {
+    Account: (_root: unknown, args: Args, { stores }: ApiContext) => stores.accounts.find(readTaggedKey(args, 'account_tag')),
+    allAccounts: (_root: unknown, args: ListArgs<AccountFilter>, { stores }: ApiContext) =>
+      stores.accounts.list(args.filter ?? {}, readListWindow(args, accountSortable)),
+    _allAccountsMeta: async (_root: unknown, args: ListArgs<AccountFilter>, { stores }: ApiContext) => ({
+      count: await stores.accounts.count(args.filter ?? {}),
+    }),
+  },
+  Mutation: {
+    createAccount: (_root: unknown, args: Args, { stores }: ApiContext) => stores.accounts.create(readAccountCreate(args)),
+    updateAccount: (_root: unknown, args: Args, { stores }: ApiContext) => {
+      const { key, patch } = readAccountUpdate(args);
+      return stores.accounts.update(key, patch);
+    },
+    deleteAccount: (_root: unknown, args: Args, { stores }: ApiContext) => stores.accounts.delete(readTaggedKey(args, 'account_tag')),
+    incrementAccountBalance: (_root: unknown, args: Args, { stores }: ApiContext) =>
+      stores.accounts.incrementBalance(requiredArg(args, 'account_tag', lookupString), requiredArg(args, 'amount', bigInt)),
+  },
+  Account: {
+    id: (account: AccountDoc) => account._id,
+    linked_accounts: (account: AccountDoc, _args: Args, { stores }: ApiContext) => stores.accounts.findByTags(account.linked_accounts ?? []),
+    running_transactions: (account: AccountDoc) => account.running_transactions ?? [],
+    destination_rate: async (account: AccountDoc, args: Args, context: ApiContext) => {
+      const route = await routeForAccount(account, args, context);
+      return route && route.length > 0 ? asRateDoc(route[0].rate) : null;
+    },
+    least_cost_routing: async (account: AccountDoc, args: Args, context: ApiContext) => {
+      const route = await routeForAccount(account, args, context);
+      return route ? route.map((c) => c.routeString) : null;
+    },
+  },
+  AccountTransaction: {
+    destination_rate: (entry: RunningTransaction) => entry.rate?.rate ?? null,
+    timestamp_end: (entry: RunningTransaction) => (entry.timestamp_end ? formatDateTime(entry.timestamp_end) : ''),
+  },
+};

@@ -1,0 +1,5 @@
+import type { SchemaModule } from '../../../shared/http/graphql';
+import { pricelistResolvers } from './resolvers';
+import { pricelistTypeDefs } from './schema';
+
+export const pricelistsModule: SchemaModule = { typeDefs: pricelistTypeDefs, resolvers: pricelistResolvers };

@@ -1,0 +1,5 @@
+import type { SchemaModule } from '../../../shared/http/graphql';
+import { routingResolvers } from './resolvers';
+import { routingTypeDefs } from './schema';
+
+export const routingModule: SchemaModule = { typeDefs: routingTypeDefs, resolvers: routingResolvers };

@@ -1,0 +1,5 @@
+import type { SchemaModule } from '../../../shared/http/graphql';
+import { transactionResolvers } from './resolvers';
+import { transactionTypeDefs } from './schema';
+
+export const transactionsModule: SchemaModule = { typeDefs: transactionTypeDefs, resolvers: transactionResolvers };

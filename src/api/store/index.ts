@@ -1,0 +1,31 @@
+import type { AppContext } from '../../shared/context';
+import type { RatingDataCache } from '../../shared/rating-data/cache';
+import { AccountStore } from './accounts';
+import { carrierStore, type CarrierStore } from './carriers';
+import { pricelistStore, type PricelistStore } from './pricelists';
+import { RateStore } from './rates';
+import { RatingDataChanges } from './rating-data-changes';
+import { References } from './references';
+import { TransactionStore } from './transactions';
+
+/** Storage of the management API, one store per resource. */
+export interface ApiStores {
+  carriers: CarrierStore;
+  pricelists: PricelistStore;
+  rates: RateStore;
+  accounts: AccountStore;
+  transactions: TransactionStore;
+}
+
+export function createApiStores(ctx: AppContext, ratingDataCache: RatingDataCache): ApiStores {
+  const collections = ctx.mongo.collections;
+  const references = new References(collections);
+  const ratingData = new RatingDataChanges(ctx, ratingDataCache);
+  return {
+    carriers: carrierStore(collections, references, ratingData),
+    pricelists: pricelistStore(collections, references, ratingData),
+    rates: new RateStore(collections, ratingData),
+    accounts: new AccountStore(collections, references, ctx.config),
+    transactions: new TransactionStore(collections, references),
+  };
+}

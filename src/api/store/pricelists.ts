@@ -1,0 +1,36 @@
+import type { Filter } from 'mongodb';
+import type { PricelistCurrency, PricelistDoc } from '../../shared/domain/types';
+import type { Collections } from '../../shared/mongo';
+import { allOf, idConditions, matchAny, matchValue } from './query';
+import type { RatingDataChanges } from './rating-data-changes';
+import type { References } from './references';
+import { TaggedStore } from './tagged-store';
+
+export interface PricelistFilter {
+  id?: string | null;
+  ids?: string[] | null;
+  pricelist_tag?: string[] | null;
+  currency?: PricelistCurrency | null;
+}
+
+export function pricelistQuery(filter: PricelistFilter): Filter<PricelistDoc> {
+  return allOf<PricelistDoc>([
+    ...idConditions<PricelistDoc>(filter),
+    ...matchAny<PricelistDoc>('pricelist_tag', filter.pricelist_tag),
+    ...matchValue<PricelistDoc>('currency', filter.currency),
+  ]);
+}
+
+export type PricelistStore = TaggedStore<PricelistDoc, PricelistFilter>;
+
+/** Pricelists; renaming or deleting one that rates or accounts still name is refused. */
+export function pricelistStore(collections: Collections, references: References, ratingData: RatingDataChanges): PricelistStore {
+  return new TaggedStore({
+    collection: collections.pricelists,
+    what: 'pricelist',
+    tagField: 'pricelist_tag',
+    query: pricelistQuery,
+    refuseInUse: (tag, change) => references.refusePricelistInUse('pricelist_tag', tag, change),
+    afterWrite: () => ratingData.announce(),
+  });
+}

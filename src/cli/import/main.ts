@@ -1,0 +1,223 @@
+/**
+ * `rating import FILE`: streams a CSV or JSON-lines file of finished calls into the `imports` queue in
+ * batches and reports what happened to every line. docs/IMPORTS.md describes the format and guarantees.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, statSync } from 'node:fs';
+import { Transform } from 'node:stream';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { ConfigError, loadConfig } from '../../shared/config';
+import { createContext } from '../../shared/context';
+import { QueueNames } from '../../shared/queues/names';
+import type { ImportLine } from '../../shared/queues/payloads';
+import { createQueueEvents } from '../../shared/queues/queues';
+import { IMPORT_ID_PATTERN } from '../../workers/imports/ids';
+import { openImport } from '../../workers/imports/registry';
+import { csvLine, jsonLine } from './line';
+import { Progress } from './progress';
+import { Format, formatOf, HeaderError, readRecords } from './records';
+import { RejectWriter } from './rejects';
+import { BatchSubmitter } from './submit';
+import { formatSummary, Totals } from './summary';
+
+export const USAGE = `usage: rating import FILE|- [options]
+  --format csv|jsonl     input format (default: by extension, .jsonl/.ndjson = JSON lines, else CSV)
+  --batch-size N         calls per batch (default 1000; a rerun keeps the first run's size)
+  --rejects PATH         reject file (default FILE.rejects.csv, or import-<id>.rejects.csv for stdin)
+  --import-id ID         name of the import (default: hash of the file; required to resume stdin)
+  --max-in-flight N      batches queued or processing at once (default 8)
+  --no-progress          no progress output
+Needs MONGO_URL and REDIS_URL (and QUEUE_PREFIX, MONGO_DB) as the service uses; workers must be running.
+Exit status: 0 every line recorded (or already recorded), 1 some lines rejected, 2 the import failed.`;
+
+export class UsageError extends Error {}
+
+interface Options {
+  file: string;
+  format: Format;
+  batchSize: number | undefined;
+  rejects: string | undefined;
+  importId: string | undefined;
+  maxInFlight: number;
+  progress: boolean;
+}
+
+function positiveInt(name: string, value: string | undefined, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw new UsageError(`${name} must be an integer from 1 to ${max}`);
+  return Number(value);
+}
+
+export function parseOptions(argv: string[]): Options {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      format: { type: 'string' },
+      'batch-size': { type: 'string' },
+      rejects: { type: 'string' },
+      'import-id': { type: 'string' },
+      'max-in-flight': { type: 'string' },
+      'no-progress': { type: 'boolean' },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError('give exactly one FILE (or - for standard input)');
+  const importId = values['import-id'];
+  if (importId !== undefined && !IMPORT_ID_PATTERN.test(importId)) throw new UsageError('--import-id: 1-64 letters, digits, "_" or "-"');
+  let format: Format;
+  try {
+    format = formatOf(positionals[0], values.format);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  return {
+    file: positionals[0],
+    format,
+    batchSize: positiveInt('--batch-size', values['batch-size'], 10000),
+    rejects: values.rejects,
+    importId,
+    maxInFlight: positiveInt('--max-in-flight', values['max-in-flight'], 1000) ?? 8,
+    progress: !values['no-progress'],
+  };
+}
+
+/** The default import id: the same content in the same format is the same import (reruns resume it). */
+async function contentId(path: string, format: Format): Promise<string> {
+  const hash = createHash('sha256').update(`${format}\n`);
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return `f${hash.digest('hex').slice(0, 24)}`;
+}
+
+export async function runImport(argv: string[]): Promise<number> {
+  const options = parseOptions(argv);
+  const config = loadConfig();
+  if (!config.mongoUrl || !config.redisUrl) {
+    console.error('MONGO_URL and REDIS_URL must be set: the import talks to the same servers as the service');
+    return 2;
+  }
+  const stdin = options.file === '-';
+  const totalBytes = stdin ? null : statSync(options.file).size;
+  let importId = options.importId;
+  if (!importId && stdin) {
+    importId = `stdin-${randomUUID()}`;
+    console.error(`reading standard input without --import-id: using ${importId}; rerun with --import-id ${importId} to resume it`);
+  }
+  importId ??= await contentId(options.file, options.format);
+  const rejects = new RejectWriter(options.rejects ?? (stdin ? `import-${importId}.rejects.csv` : `${options.file}.rejects.csv`));
+
+  const logger = pino({ name: 'import', level: config.logLevel }, pino.destination(2));
+  const ctx = await createContext(config, { mongoUrl: config.mongoUrl, redisUrl: config.redisUrl }, logger);
+  const events = createQueueEvents(ctx.newRedis(), config.queuePrefix, QueueNames.imports);
+  events.on('error', (err) => logger.debug({ err }, 'imports queue events'));
+  const started = Date.now();
+  const totals = new Totals();
+  let bytes = 0;
+  let progress: Progress | undefined;
+  let submitter: BatchSubmitter | undefined;
+  try {
+    const requested = options.batchSize ?? 1000;
+    const record = await openImport(ctx.mongo.db, { _id: importId, batch_size: requested, source: stdin ? 'stdin' : options.file });
+    if (options.batchSize !== undefined && record.batch_size !== options.batchSize) {
+      console.error(`import ${importId} was started with --batch-size ${record.batch_size}; a rerun must cut the same batches (use that size, or another --import-id)`);
+      return 2;
+    }
+    const batchSize = record.batch_size;
+    await events.waitUntilReady();
+
+    // Raw text of accepted lines whose batch has not answered yet, for the reject file (bounded by the in-flight cap).
+    const pendingRaw = new Map<number, string>();
+    submitter = new BatchSubmitter(ctx.queues.imports, events, ctx.mongo.db, options.maxInFlight, async (result, lines) => {
+      totals.add(result);
+      for (const r of result.refused) {
+        await rejects.write(r.line, r.account_tag ? `${r.reason}: ${r.account_tag}` : r.reason, pendingRaw.get(r.line) ?? '');
+      }
+      for (const l of lines) pendingRaw.delete(l.line);
+    });
+    progress = new Progress(
+      () => ({ read: totals.lines, done: totals.done, rejected: totals.rejected, bytes }),
+      totalBytes,
+      { tty: Boolean(process.stderr.isTTY), intervalMs: 5000, enabled: options.progress },
+    );
+
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const input = (stdin ? process.stdin : createReadStream(options.file)).pipe(counter);
+    const now = new Date();
+    let batchNo = -1;
+    let batch: ImportLine[] = [];
+    const flush = async () => {
+      if (batch.length > 0) await submitter!.submit(importId!, batchNo, batch);
+      batch = [];
+    };
+    for await (const rec of readRecords(input, options.format)) {
+      totals.lines += 1;
+      const outcome = rec.error
+        ? { ok: false as const, reason: rec.error.startsWith('BAD_USER_INPUT') ? rec.error : `BAD_USER_INPUT: ${rec.error}` }
+        : options.format === 'csv'
+          ? csvLine(rec.row!, rec.line, now)
+          : jsonLine(rec.raw, rec.line, now);
+      if (!outcome.ok) {
+        totals.invalid += 1;
+        await rejects.write(rec.line, outcome.reason, rec.raw);
+        continue;
+      }
+      // Batches are cut by position in the file, not by count of accepted lines: the same file always
+      // gives the same batches, whatever the validation rules of the version that reads it.
+      const n = Math.floor(rec.index / batchSize);
+      if (n !== batchNo) {
+        await flush();
+        batchNo = n;
+      }
+      totals.accepted += 1;
+      pendingRaw.set(rec.line, rec.raw);
+      batch.push(outcome.line);
+    }
+    await flush();
+    await submitter.drain();
+    progress.stop();
+    await rejects.close();
+    console.log(
+      formatSummary(totals, {
+        importId,
+        source: stdin ? 'stdin' : options.file,
+        format: options.format,
+        batchSize,
+        rejectsPath: rejects.count > 0 ? rejects.path : null,
+        seconds: (Date.now() - started) / 1000,
+        peakRssBytes: process.resourceUsage().maxRSS * 1024,
+      }),
+    );
+    return totals.rejected > 0 ? 1 : 0;
+  } catch (err) {
+    progress?.stop();
+    await rejects.close().catch(() => undefined);
+    if (err instanceof HeaderError) {
+      console.error(err.message);
+      return 2;
+    }
+    throw err;
+  } finally {
+    submitter?.close();
+    await events.close().catch(() => undefined);
+    await ctx.close();
+  }
+}
+
+export function reportFailure(err: unknown): number {
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    return 2;
+  }
+  console.error(`import failed: ${(err as Error).message}\nnothing is charged twice: run the same command again to finish the import`);
+  return 2;
+}

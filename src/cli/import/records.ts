@@ -1,0 +1,89 @@
+import { parse } from 'csv-parse';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { headerProblems } from './line';
+
+export type Format = 'csv' | 'jsonl';
+
+/** One data record of the input: its position among data records, its line number and text. */
+export interface SourceRecord {
+  /** 0-based position among data records; fixes which batch the record belongs to. */
+  index: number;
+  /** 1-based line in the file (the header is line 1 of a CSV); for a multi-line CSV record, its last line. */
+  line: number;
+  raw: string;
+  /** CSV: column -> cell. */
+  row?: Record<string, string | undefined>;
+  /** A record the parser could not read (bad quoting, wrong number of cells). */
+  error?: string;
+}
+
+export class HeaderError extends Error {}
+
+export function formatOf(path: string, explicit: string | undefined): Format {
+  if (explicit) {
+    if (explicit !== 'csv' && explicit !== 'jsonl') throw new HeaderError(`--format must be csv or jsonl (got "${explicit}")`);
+    return explicit;
+  }
+  return /\.(jsonl|ndjson)$/i.test(path) ? 'jsonl' : 'csv';
+}
+
+/** JSON lines: one object per non-empty line. */
+async function* jsonlRecords(input: Readable): AsyncGenerator<SourceRecord> {
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  let line = 0;
+  let index = 0;
+  for await (const text of lines) {
+    line += 1;
+    if (text.trim() === '') continue;
+    yield { index: index++, line, raw: text };
+  }
+}
+
+/**
+ * CSV with a header row (csv-parse, streaming). A record with the wrong number of cells or broken
+ * quoting becomes an error record, so one bad line never stops the import.
+ */
+async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
+  let columns: string[] = [];
+  const skipped: SourceRecord[] = [];
+  let index = 0;
+  const parser = parse({
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: true,
+    skip_records_with_error: true,
+    info: true,
+    raw: true,
+  });
+  parser.on('skip', (err: Error & { lines?: number; raw?: string }) => {
+    skipped.push({ index: -1, line: err.lines ?? 0, raw: err.raw ?? '', error: err.message });
+  });
+  input.on('error', (err) => parser.destroy(err));
+  input.pipe(parser);
+  let header = true;
+  for await (const { record, info, raw } of parser as AsyncIterable<{ record: string[]; info: { lines: number }; raw: string }>) {
+    while (skipped.length > 0) yield skipped.shift()!;
+    const text = raw.replace(/\r?\n$/, '');
+    if (header) {
+      columns = record.map((c) => c.trim());
+      const problems = headerProblems(columns);
+      if (problems.length > 0) throw new HeaderError(`bad header: ${problems.join('; ')}`);
+      header = false;
+      continue;
+    }
+    if (record.length !== columns.length) {
+      yield { index: index++, line: info.lines, raw: text, error: `BAD_USER_INPUT: expected ${columns.length} cells but got ${record.length}` };
+      continue;
+    }
+    const row: Record<string, string | undefined> = {};
+    columns.forEach((c, i) => (row[c] = record[i]));
+    yield { index: index++, line: info.lines, raw: text, row };
+  }
+  while (skipped.length > 0) yield skipped.shift()!;
+  if (header) throw new HeaderError('the file is empty: a CSV import needs a header row');
+}
+
+export function readRecords(input: Readable, format: Format): AsyncGenerator<SourceRecord> {
+  return format === 'jsonl' ? jsonlRecords(input) : csvRecords(input);
+}

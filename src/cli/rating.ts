@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+/**
+ * `rating <command>`: the operator's command line. Each command lives in its own module, loaded only
+ * when used: `import` (src/cli/import) and `token` (src/cli/token.ts, run as its own script).
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+const USAGE = `usage: rating <command> [args]
+  import FILE|-   import call detail records (CSV or JSON lines); rating import --help
+  token ...       create, revoke and list API tokens; rating token help`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case 'import': {
+      const { runImport, reportFailure, USAGE: IMPORT_USAGE } = await import('./import/main');
+      if (args.includes('--help') || args.includes('-h')) {
+        console.log(IMPORT_USAGE);
+        return 0;
+      }
+      return runImport(args).catch(reportFailure);
+    }
+    case 'token': {
+      // token.ts runs on load and exits with its own status: run it as a child with our terminal.
+      const child = spawn(process.execPath, [path.join(__dirname, 'token.js'), ...args], { stdio: 'inherit' });
+      return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+      console.log(USAGE);
+      return command ? 0 : 2;
+    default:
+      console.error(`unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error((err as Error).message);
+    process.exit(2);
+  },
+);

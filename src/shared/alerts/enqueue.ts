@@ -1,0 +1,92 @@
+import type { AppContext } from '../context';
+import { jobId } from '../queues/names';
+import type { AlertJob, AlertKind } from '../queues/payloads';
+
+/**
+ * Raising an alert must never hurt rating: enqueueAlert never throws and gives up after a short
+ * time (a stuck Redis would otherwise hold the caller). Callers on a hot path use `void`.
+ */
+const ENQUEUE_TIMEOUT_MS = 2000;
+
+export interface AlertOptions {
+  /**
+   * The condition's value. The last alerted value per (kind, account[, transaction]) is kept in
+   * Redis; an alert whose condition equals it is skipped, so one condition does not alert twice
+   * in a row.
+   */
+  condition: string;
+  /** Alert even if the same condition was alerted last: the caller saw it start afresh (a crossing). */
+  fresh?: boolean;
+  /** What makes this occurrence unique; part of the job id, so a retried caller enqueues it once. */
+  occurrence: string;
+  /** How long the remembered condition lasts (default ALERT_REPEAT_SECONDS): after it, a reminder may go out. */
+  rememberSeconds?: number;
+}
+
+export function alertStateKey(ctx: AppContext, kind: AlertKind, accountTag: string, transactionTag: string | null): string {
+  const parts = [kind, accountTag, ...(transactionTag === null ? [] : [transactionTag])].map(encodeURIComponent);
+  return `${ctx.config.queuePrefix}:alert-state:${parts.join(':')}`;
+}
+
+/**
+ * Compare-and-set of the remembered condition, atomic so that of two processes observing the same
+ * condition at once only one alerts. A repeat leaves the expiry alone: the condition is forgotten
+ * ALERT_REPEAT_SECONDS after it was last *alerted*, however often it is observed meanwhile.
+ * KEYS[1] state key; ARGV: condition, seconds to remember, '1' to alert even on a repeat.
+ */
+const REMEMBER_CONDITION = `
+  if ARGV[3] ~= '1' and redis.call('GET', KEYS[1]) == ARGV[1] then return 0 end
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 1
+`;
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+    timer.unref();
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function dedupeAndAdd(ctx: AppContext, alert: AlertJob, options: AlertOptions): Promise<boolean> {
+  const key = alertStateKey(ctx, alert.kind, alert.account_tag, alert.transaction_tag);
+  const ttl = options.rememberSeconds ?? ctx.config.alertRepeatSeconds;
+  const remembered = await ctx.redis.eval(REMEMBER_CONDITION, 1, key, options.condition, ttl, options.fresh ? '1' : '0');
+  if (remembered !== 1) return false;
+  const id = jobId('alert', alert.kind, alert.account_tag, alert.transaction_tag ?? '-', options.condition, options.occurrence);
+  try {
+    await ctx.queues.alerts.add(alert.kind, alert, { jobId: id });
+  } catch (err) {
+    // Forget the condition again so the next observation retries instead of staying silent.
+    await ctx.redis.del(key).catch(() => undefined);
+    throw err;
+  }
+  return true;
+}
+
+/** Queues an alert unless it repeats the last one; resolves to whether it was queued. Never rejects. */
+export async function enqueueAlert(ctx: AppContext, alert: AlertJob, options: AlertOptions): Promise<boolean> {
+  const log = { kind: alert.kind, account_tag: alert.account_tag, transaction_tag: alert.transaction_tag };
+  try {
+    const result = await withTimeout(dedupeAndAdd(ctx, alert, options), ENQUEUE_TIMEOUT_MS);
+    if (result === 'timeout') {
+      ctx.logger.warn(log, 'alert not queued in time; dropped');
+      return false;
+    }
+    ctx.logger.debug({ ...log, queued: result }, result ? 'alert queued' : 'alert repeats the last one; skipped');
+    return result;
+  } catch (err) {
+    ctx.logger.warn({ ...log, err }, 'alert could not be queued; dropped');
+    return false;
+  }
+}
+
+/** Forgets the last alerted condition so the next occurrence alerts again. Never rejects. */
+export async function rearmAlert(ctx: AppContext, kind: AlertKind, accountTag: string, transactionTag: string | null = null): Promise<void> {
+  try {
+    await withTimeout(ctx.redis.del(alertStateKey(ctx, kind, accountTag, transactionTag)), ENQUEUE_TIMEOUT_MS);
+  } catch (err) {
+    ctx.logger.warn({ kind, account_tag: accountTag, err }, 'alert could not be re-armed');
+  }
+}

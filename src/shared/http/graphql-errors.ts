@@ -1,0 +1,167 @@
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
+import type { MercuriusContext } from 'mercurius';
+import { ErrorCodes, ServiceError } from '../errors';
+
+/**
+ * Turns what Mercurius hands over (resolver errors, and request errors: syntax, validation,
+ * variable coercion, HTTP-level failures) into the error shape of DESIGN.md section 5:
+ * `errors[]` with `message`, `locations`, `path` and `extensions.code`.
+ *
+ * - A ServiceError keeps its code and details (`field` for BAD_USER_INPUT).
+ * - A value refused by a scalar (BigInt, DateTime) is BAD_USER_INPUT naming the argument.
+ * - Syntax errors are GRAPHQL_PARSE_FAILED, other schema validation errors GRAPHQL_VALIDATION_FAILED;
+ *   these are request errors and answer HTTP 400.
+ * - Anything else is INTERNAL_ERROR with a generic message; the real error goes to the log only.
+ */
+
+/** Codes of requests GraphQL could not run at all (never raised by resolvers). */
+export const RequestErrorCodes = {
+  GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
+  GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
+  BAD_REQUEST: 'BAD_REQUEST',
+} as const;
+
+const INTERNAL_MESSAGE = 'Internal server error';
+
+/** HTTP status of a request refused before execution, by code. */
+const STATUS_OF_CODE: Record<string, number> = {
+  [ErrorCodes.BAD_USER_INPUT]: 400,
+  [ErrorCodes.UNAUTHENTICATED]: 401,
+  [ErrorCodes.FORBIDDEN]: 403,
+  [ErrorCodes.NOT_FOUND]: 404,
+  [ErrorCodes.RATE_LIMITED]: 429,
+  [ErrorCodes.INTERNAL_ERROR]: 500,
+  [RequestErrorCodes.GRAPHQL_PARSE_FAILED]: 400,
+  [RequestErrorCodes.GRAPHQL_VALIDATION_FAILED]: 400,
+  [RequestErrorCodes.BAD_REQUEST]: 400,
+};
+
+const CODE_OF_STATUS: Record<number, string> = {
+  401: ErrorCodes.UNAUTHENTICATED,
+  403: ErrorCodes.FORBIDDEN,
+  404: ErrorCodes.NOT_FOUND,
+  429: ErrorCodes.RATE_LIMITED,
+};
+
+type Logger = MercuriusContext['app']['log'];
+
+/** One error as Mercurius reports it, with the wrapper it came in (request-level failures). */
+interface Reported {
+  error: GraphQLError;
+  /** The Mercurius/Fastify error that carried it, when the request failed before execution. */
+  wrapper: (Error & { code?: string; statusCode?: number }) | null;
+}
+
+function asGraphQLError(err: unknown): GraphQLError {
+  if (err instanceof GraphQLError) return err;
+  const e = err as Error & { extensions?: Record<string, unknown> };
+  return new GraphQLError(e?.message ?? String(err), { originalError: e instanceof Error ? e : undefined });
+}
+
+/** Mercurius wraps validation failures in one error holding the list; unwrap them. */
+function unwrap(errors: readonly GraphQLError[]): Reported[] {
+  return errors.flatMap((error): Reported[] => {
+    const original = error.originalError as (Error & { errors?: unknown; statusCode?: number; code?: string }) | undefined;
+    if (original && Array.isArray(original.errors)) {
+      return original.errors.map((inner) => ({ error: asGraphQLError(inner), wrapper: original }));
+    }
+    if (error.path === undefined && original && typeof original.statusCode === 'number') {
+      return [{ error, wrapper: original }];
+    }
+    return [{ error, wrapper: null }];
+  });
+}
+
+function serviceErrorOf(error: GraphQLError): ServiceError | null {
+  let current: unknown = error.originalError;
+  for (let depth = 0; current && depth < 5; depth++) {
+    if (current instanceof ServiceError) return current;
+    current = (current as { originalError?: unknown }).originalError;
+  }
+  return null;
+}
+
+const VARIABLE_ERROR = /^Variable "\$([^"]+)" got invalid value [\s\S]*?(?: at "([^"]+)")?; /;
+const NAME_BEFORE_VALUE = /([_A-Za-z][_0-9A-Za-z]*)\s*:\s*(?:\[[^\]]*)?$/;
+
+/**
+ * The argument or input field a refused value was given for: from a variable error's path
+ * (`filter.ids[1]` -> `ids`), or for a literal, the name written before it in the document.
+ */
+export function inputFieldOf(error: GraphQLError): string | undefined {
+  const variable = VARIABLE_ERROR.exec(error.message);
+  if (variable) {
+    const path = variable[2] ?? variable[1];
+    const last = path.replace(/\[\d+\]/g, '').split('.').pop();
+    return last || variable[1];
+  }
+  const position = error.positions?.[0];
+  const body = error.source?.body;
+  if (position === undefined || body === undefined) return undefined;
+  return NAME_BEFORE_VALUE.exec(body.slice(0, position))?.[1];
+}
+
+interface Formatted {
+  formatted: GraphQLFormattedError;
+  /** HTTP status this error asks for when the request never reached execution. */
+  requestStatus: number | null;
+}
+
+function shape(error: GraphQLError, message: string, extensions: Record<string, unknown>): GraphQLFormattedError {
+  return {
+    message,
+    ...(error.locations ? { locations: error.locations } : {}),
+    ...(error.path ? { path: error.path } : {}),
+    extensions,
+  };
+}
+
+function formatOne({ error, wrapper }: Reported, log: Logger): Formatted {
+  const service = serviceErrorOf(error);
+  const beforeExecution = error.path === undefined;
+  if (service) {
+    const extensions: Record<string, unknown> = { code: service.code, ...service.details };
+    let message = error.message;
+    if (service.code === ErrorCodes.BAD_USER_INPUT && extensions.field === undefined) {
+      const field = inputFieldOf(error);
+      if (field) {
+        extensions.field = field;
+        message = `${field}: ${service.message}`;
+      }
+    }
+    const status = beforeExecution ? (wrapper?.statusCode ?? STATUS_OF_CODE[service.code] ?? 400) : null;
+    return { formatted: shape(error, message, extensions), requestStatus: status };
+  }
+  if (wrapper) {
+    const status = wrapper.statusCode ?? 400;
+    if (status < 500) {
+      const code = error.message.startsWith('Syntax Error')
+        ? RequestErrorCodes.GRAPHQL_PARSE_FAILED
+        : wrapper.code === 'MER_ERR_GQL_VALIDATION'
+          ? RequestErrorCodes.GRAPHQL_VALIDATION_FAILED
+          : (CODE_OF_STATUS[status] ?? RequestErrorCodes.BAD_REQUEST);
+      return { formatted: shape(error, error.message, { code }), requestStatus: status };
+    }
+  }
+  log.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in a GraphQL request');
+  return {
+    formatted: shape(error, INTERNAL_MESSAGE, { code: ErrorCodes.INTERNAL_ERROR }),
+    requestStatus: beforeExecution ? 500 : null,
+  };
+}
+
+/**
+ * Mercurius `errorFormatter`. Resolver errors answer HTTP 200 with whatever data succeeded;
+ * a request that never ran answers the status of its first error (400 for syntax and validation).
+ */
+export function formatGraphqlErrors(
+  execution: ExecutionResult & { statusCode?: number },
+  context: MercuriusContext,
+): { statusCode: number; response: { data: ExecutionResult['data'] | null; errors: GraphQLFormattedError[] } } {
+  const log: Logger = context.reply?.log ?? context.app.log;
+  const results = unwrap(execution.errors ?? []).map((reported) => formatOne(reported, log));
+  const executed = execution.data !== undefined && execution.data !== null;
+  const requestStatus = results.find((r) => r.requestStatus !== null)?.requestStatus ?? null;
+  const statusCode = executed || requestStatus === null ? 200 : requestStatus;
+  return { statusCode, response: { data: execution.data ?? null, errors: results.map((r) => r.formatted) } };
+}

@@ -1,0 +1,77 @@
+import type { AccountDoc } from '../../shared/domain/types';
+import type { Collections } from '../../shared/mongo';
+import { chunks } from './ids';
+
+/** What a batch needs of an account: rating preferences, links, and the state its debit is conditional on. */
+export type BatchAccount = Pick<
+  AccountDoc,
+  'account_tag' | 'active' | 'pricelist_tags' | 'carrier_tags' | 'carrier_tags_override' | 'linked_accounts' | 'rev'
+>;
+
+const IN_CHUNK = 200;
+
+/**
+ * Reads accounts by their unique tag with `$in` (one query per 200 tags, run in parallel), then their
+ * linked (parent) accounts the same way until none is missing. `applied_ops` (hundreds of ids per
+ * account) is left out: only a batch that may have been debited before needs it (reloadDebitState).
+ */
+export async function loadAccounts(accounts: Collections['accounts'], tags: Iterable<string>): Promise<Map<string, BatchAccount>> {
+  const found = new Map<string, BatchAccount>();
+  const asked = new Set<string>();
+  let wanted = [...new Set(tags)];
+  while (wanted.length > 0) {
+    for (const t of wanted) asked.add(t);
+    const batches = await Promise.all(
+      chunks(wanted, IN_CHUNK).map((part) =>
+        accounts
+          .find(
+            { account_tag: { $in: part } },
+            {
+              projection: {
+                _id: 0,
+                account_tag: 1,
+                active: 1,
+                pricelist_tags: 1,
+                carrier_tags: 1,
+                carrier_tags_override: 1,
+                linked_accounts: 1,
+                rev: 1,
+              },
+            },
+          )
+          .toArray(),
+      ),
+    );
+    const next = new Set<string>();
+    for (const doc of batches.flat()) {
+      found.set(doc.account_tag, doc as BatchAccount);
+      for (const linked of doc.linked_accounts ?? []) if (!asked.has(linked)) next.add(linked);
+    }
+    wanted = [...next];
+  }
+  return found;
+}
+
+/**
+ * What a conditional debit needs: `rev`, and whether the marker is in `applied_ops`. The whole list is
+ * read (a projection cannot test membership on every server: the local test server's `$elemMatch`
+ * ignores scalar arrays), which is why this is kept off the common path.
+ */
+export async function reloadDebitState(
+  accounts: Collections['accounts'],
+  tags: string[],
+  marker: string,
+): Promise<Map<string, { rev: number | undefined; marked: boolean }>> {
+  const state = new Map<string, { rev: number | undefined; marked: boolean }>();
+  const batches = await Promise.all(
+    chunks(tags, IN_CHUNK).map((part) =>
+      accounts
+        .find({ account_tag: { $in: part } }, { projection: { _id: 0, account_tag: 1, rev: 1, applied_ops: 1 } })
+        .toArray(),
+    ),
+  );
+  for (const doc of batches.flat()) {
+    state.set(doc.account_tag, { rev: doc.rev, marked: Array.isArray(doc.applied_ops) && doc.applied_ops.includes(marker) });
+  }
+  return state;
+}

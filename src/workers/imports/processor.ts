@@ -1,0 +1,43 @@
+import type { Job } from 'bullmq';
+import type { ImportBatchJob, ImportBatchResult } from '../../shared/queues/payloads';
+import { Reasons, TransactionDeps } from '../transactions/deps';
+import { processImportBatch } from './batch';
+import { importBatchId } from './ids';
+
+/** Same margin as the real-time queue: a batch must be able to finish before its caller stops waiting. */
+const DEADLINE_MARGIN_MS = 250;
+
+/**
+ * The `imports` queue: batches of finished calls (CDR files, recordTransactions). The result is the
+ * job's return value; file imports also keep it in MongoDB (see registry.ts).
+ */
+export function importProcessor(deps: TransactionDeps) {
+  let indexes: Promise<unknown> | undefined;
+  return async (job: Job<ImportBatchJob>): Promise<ImportBatchResult> => {
+    const data = job.data;
+    // Only a batch that has not started may be dropped: a retry of one that crashed midway must finish
+    // it (its records may be written already), even if the caller has stopped waiting.
+    const firstStart = job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1;
+    if (data.deadline !== null && firstStart && Date.now() > data.deadline - DEADLINE_MARGIN_MS) {
+      deps.ctx.logger.warn({ jobId: job.id }, 'import batch dropped: past its deadline');
+      return {
+        batch_id: importBatchId(data.import_id, data.batch),
+        lines: data.lines.length,
+        rated: 0,
+        duplicate_lines: [],
+        refused: data.lines.map((l) => ({ line: l.line, reason: Reasons.TIMEOUT })),
+        charged: '0',
+        charged_linked: '0',
+        replayed: false,
+      };
+    }
+    // The conditional debit filters on (account_tag, rev); as a unique index it is an exact-key lookup
+    // even on the local test server (account_tag alone is unique, so the pair always is).
+    indexes ??= deps.ctx.mongo.collections.accounts.createIndex({ account_tag: 1, rev: 1 }, { unique: true }).catch((err: unknown) => {
+      indexes = undefined;
+      throw err;
+    });
+    await indexes;
+    return processImportBatch(deps, data, job.timestamp);
+  };
+}

@@ -1,0 +1,75 @@
+import type { Db } from 'mongodb';
+import { isDuplicateKeyError } from '../../shared/mongo';
+import type { ImportBatchResult } from '../../shared/queues/payloads';
+
+/**
+ * Durable facts about file imports, beside the queue (Redis may lose them; MongoDB must not):
+ * - `imports`: one document per import id, fixing its batch size so a rerun cuts the same batches;
+ * - `import_batches`: the result of each finished batch, so a rerun skips it and reports it again.
+ * Both are read and written by `_id` only.
+ */
+export interface ImportDoc {
+  _id: string;
+  batch_size: number;
+  source: string;
+  created_at: Date;
+  runs: number;
+}
+
+export interface ImportBatchDoc {
+  _id: string;
+  import_id: string;
+  batch: number;
+  /** When an execution of the batch first got past its account read (see claimBatch). */
+  claimed_at: Date;
+  /** Creation time of the job that finished it: a retry of that job is not a rerun. */
+  job_timestamp?: number;
+  result?: ImportBatchResult;
+  finished_at?: Date;
+}
+
+export const importsOf = (db: Db) => db.collection<ImportDoc>('imports');
+export const importBatchesOf = (db: Db) => db.collection<ImportBatchDoc>('import_batches');
+
+/** Creates the import's document on its first run, or returns the existing one; counts runs. */
+export async function openImport(db: Db, doc: Omit<ImportDoc, 'runs' | 'created_at'>): Promise<ImportDoc> {
+  const found = await importsOf(db).findOneAndUpdate(
+    { _id: doc._id },
+    { $setOnInsert: { batch_size: doc.batch_size, source: doc.source, created_at: new Date() }, $inc: { runs: 1 } },
+    { upsert: true, returnDocument: 'after' },
+  );
+  return found!;
+}
+
+export async function findImport(db: Db, importId: string): Promise<ImportDoc | null> {
+  return importsOf(db).findOne({ _id: importId });
+}
+
+export async function finishedBatch(db: Db, batchId: string): Promise<(ImportBatchDoc & { result: ImportBatchResult; job_timestamp: number }) | null> {
+  const doc = await importBatchesOf(db).findOne({ _id: batchId });
+  return doc?.result && doc.job_timestamp !== undefined ? (doc as ImportBatchDoc & { result: ImportBatchResult; job_timestamp: number }) : null;
+}
+
+/**
+ * Claims a batch: true for the first execution ever, false when an earlier (crashed) or concurrent
+ * execution exists. Only the first may skip reading its debit markers (see batch.ts).
+ */
+export async function claimBatch(db: Db, batchId: string, importId: string, batch: number): Promise<boolean> {
+  try {
+    await importBatchesOf(db).insertOne({ _id: batchId, import_id: importId, batch, claimed_at: new Date() });
+    return true;
+  } catch (err) {
+    if (isDuplicateKeyError(err)) return false;
+    throw err;
+  }
+}
+
+/** Stores a batch's result (every execution computes the same one). */
+export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: number, result: ImportBatchResult): Promise<void> {
+  await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date() } });
+}
+
+/** Drops a finished batch's claim when its result is not kept (agent batches). */
+export async function releaseBatch(db: Db, batchId: string): Promise<void> {
+  await importBatchesOf(db).deleteOne({ _id: batchId });
+}

@@ -1,0 +1,93 @@
+import type { RunningTransaction } from '../../../src/shared/domain/types';
+import { QueueNames } from '../../../src/shared/queues/names';
+import { scheduleMaintenance, SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
+import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
+import { createTestContext, TestContext } from '../../support/harness';
+import { account } from '../../support/seed';
+import { HttpReceiver, startHttpReceiver, waitFor } from './receivers';
+
+const rate = { pricelist_tag: 'pl', carrier_tag: 'c1', prefix: '39', connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 };
+
+function entry(tag: string, beganSecondsAgo: number, overrides: Partial<RunningTransaction> = {}): RunningTransaction {
+  return {
+    transaction_tag: tag,
+    source: '100',
+    destination: '3932',
+    carrier_ip: '10.0.0.1:5060',
+    rate,
+    in_progress: true,
+    inbound: false,
+    timestamp_begin: new Date(Date.now() - beganSecondsAgo * 1000),
+    timestamp_end: null,
+    ...overrides,
+  };
+}
+
+/**
+ * The repeatable scan on the maintenance queue, through real BullMQ workers: a stale call and an
+ * exhausted prepaid call each produce their event (seen at a webhook receiver), once per call.
+ */
+describe('stale and exhausted calls', () => {
+  let webhook: HttpReceiver;
+  let ctx: TestContext;
+  let pool: WorkerPool;
+
+  beforeAll(async () => {
+    webhook = await startHttpReceiver();
+    ctx = await createTestContext({
+      ALERT_WEBHOOK_URL: webhook.url,
+      ALERT_WEBHOOK_SECRET: 'maintenance-secret',
+      LONG_CALL_SECONDS: '3600',
+      LONG_CALL_SCAN_SECONDS: '1',
+    });
+    await ctx.mongo.collections.accounts.insertMany([
+      // Postpaid, one call running for two hours (stale), one recent.
+      account('stale', {
+        type: 'POSTPAID',
+        balance: -500n,
+        notification_email: 'ops@example.com',
+        running_transactions: [entry('old-call', 7200), entry('new-call', 30)],
+      }),
+      // Prepaid, 100 units, a call at 60/minute running for 10 minutes: it owes 600, more than it has.
+      account('broke', { balance: 100n, running_transactions: [entry('pricey-call', 600), entry('ended-call', 20, { in_progress: false, timestamp_end: new Date() })] }),
+      // Prepaid with plenty left: nothing to say.
+      account('rich', { balance: 1_000_000n, running_transactions: [entry('fine-call', 60)] }),
+    ]);
+    pool = await startWorkers(ctx, [QueueNames.alerts, QueueNames.maintenance]);
+  });
+
+  afterAll(async () => {
+    await pool?.close();
+    await ctx?.destroy();
+    await webhook?.close();
+  });
+
+  const events = (kind: string) => webhook.requests.filter((r) => r.body.kind === kind);
+
+  it('registers one scan schedule however many workers start', async () => {
+    await scheduleMaintenance(ctx);
+    await scheduleMaintenance(ctx);
+    const schedulers = await ctx.queues.maintenance.getJobSchedulers();
+    expect(schedulers.map((s) => s.key)).toEqual([SCAN_SCHEDULER_ID]);
+    expect(schedulers[0].every).toBe(1000);
+  });
+
+  it('raises LONG_RUNNING_CALL for the stale call and END_CALL for the exhausted prepaid call, once each', async () => {
+    await waitFor(() => events('LONG_RUNNING_CALL').length > 0 && events('END_CALL').length > 0, 'both events');
+    // Let the scan run a few more times: the events must not repeat.
+    const completedScans = async () => (await ctx.queues.maintenance.getJobCounts('completed')).completed;
+    const seen = await completedScans();
+    await waitFor(async () => (await completedScans()) >= seen + 3, 'three more scans');
+    const alertsDone = async () => {
+      const c = await ctx.queues.alerts.getJobCounts('waiting', 'active', 'delayed');
+      return c.waiting + c.active + c.delayed === 0;
+    };
+    await waitFor(alertsDone, 'the alert queue to drain');
+
+    expect(events('LONG_RUNNING_CALL').map((r) => [r.body.account_tag, r.body.transaction_tag])).toEqual([['stale', 'old-call']]);
+    expect(events('END_CALL').map((r) => [r.body.account_tag, r.body.transaction_tag])).toEqual([['broke', 'pricey-call']]);
+    const end = events('END_CALL')[0].body;
+    expect(Number((end.details as Record<string, string>).available_balance)).toBeLessThanOrEqual(0);
+    expect(end.message).toContain('End call pricey-call of account broke');
+  });
+});
