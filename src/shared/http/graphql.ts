@@ -49,10 +49,13 @@ export async function registerGraphql<Extra extends object = Record<string, neve
 ): Promise<void> {
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.url !== GRAPHQL_PATH || request.method !== 'POST') return;
-    const body = request.body as { variables?: unknown } | null;
-    if (body && typeof body === 'object' && body.variables && typeof body.variables === 'object') {
-      body.variables = withoutTypename(body.variables);
+    const body = request.body as { query?: unknown; variables?: unknown } | null;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return;
+    // Mercurius would hand a non-string query to the parser and fail as an internal error.
+    if (body.query !== undefined && typeof body.query !== 'string') {
+      throw Object.assign(new Error('query must be a string holding a GraphQL document'), { statusCode: 400 });
     }
+    if (body.variables && typeof body.variables === 'object') body.variables = withoutTypename(body.variables);
   });
   await app.register(mercurius, {
     schema: modules.map((m) => m.typeDefs).join('\n'),

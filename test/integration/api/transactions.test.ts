@@ -1,0 +1,149 @@
+import { ApiHarness, expectError, startApi } from './api-harness';
+
+const FIELDS = `id transaction_tag account_tag source source_ip destination carrier_ip tags authorized unauthorized_reason
+  destination_rate { pricelist_tag carrier_tag prefix connect_fee rate rate_increment interval_start description }
+  timestamp_auth timestamp_begin timestamp_end inbound failed duration fee`;
+
+describe('API transactions', () => {
+  let api: ApiHarness;
+  const balanceOf = async (tag: string) => (await api.ctx.mongo.collections.accounts.findOne({ account_tag: tag }))?.balance;
+
+  beforeAll(async () => {
+    api = await startApi();
+    await api.ok(`mutation {
+      a: createAccount(account_tag: "acc", balance: 100, name: "Acc") { id }
+      b: createAccount(account_tag: "acc2", balance: 100) { id }
+    }`);
+  });
+
+  afterAll(async () => {
+    await api.close();
+  });
+
+  it('creates a full record as given, without any balance effect, and resolves its account', async () => {
+    const { createTransaction } = await api.ok(`mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc", source: "100", source_ip: "192.0.2.1",
+      destination: "4420", carrier_ip: "10.0.0.1:5060", tags: ["imported"], authorized: true, unauthorized_reason: null,
+      destination_rate: { pricelist_tag: "pl", carrier_tag: "cr", prefix: "44", connect_fee: 0, rate: 20, rate_increment: 60, interval_start: 0 },
+      timestamp_auth: "2024-03-01T10:00:00", timestamp_begin: "2024-03-01T10:00:01Z", timestamp_end: "2024-03-01T10:00:39Z",
+      duration: 38, fee: 20) { ${FIELDS} account { account_tag name } } }`);
+    expect(createTransaction).toEqual({
+      id: expect.any(String),
+      transaction_tag: 't-1',
+      account_tag: 'acc',
+      source: '100',
+      source_ip: '192.0.2.1',
+      destination: '4420',
+      carrier_ip: '10.0.0.1:5060',
+      tags: ['imported'],
+      authorized: true,
+      unauthorized_reason: null,
+      destination_rate: { pricelist_tag: 'pl', carrier_tag: 'cr', prefix: '44', connect_fee: 0, rate: 20, rate_increment: 60, interval_start: 0, description: null },
+      timestamp_auth: '2024-03-01T10:00:00Z',
+      timestamp_begin: '2024-03-01T10:00:01Z',
+      timestamp_end: '2024-03-01T10:00:39Z',
+      inbound: false,
+      failed: false,
+      duration: 38,
+      fee: 20,
+      account: { account_tag: 'acc', name: 'Acc' },
+    });
+    expect(await balanceOf('acc')).toBe(100n);
+    const stored = await api.ctx.mongo.collections.transactions.findOne({ _id: createTransaction.id });
+    expect(stored?.fee).toBe(20n);
+    expect(stored?.timestamp_begin).toEqual(new Date('2024-03-01T10:00:01Z'));
+  });
+
+  it('creates a minimal record with defaults', async () => {
+    const { createTransaction } = await api.ok(`mutation { createTransaction(transaction_tag: "t-min", account_tag: "acc") { ${FIELDS} } }`);
+    expect(createTransaction).toMatchObject({ authorized: null, destination_rate: null, timestamp_begin: null, inbound: false, failed: false, duration: 0, fee: 0, tags: null });
+  });
+
+  it('reads by id or by account_tag and transaction_tag; null when none', async () => {
+    const { Transaction } = await api.ok('{ Transaction(account_tag: "acc", transaction_tag: "t-1") { id transaction_tag } }');
+    expect(Transaction.transaction_tag).toBe('t-1');
+    expect((await api.ok(`{ Transaction(id: "${Transaction.id}") { transaction_tag } }`)).Transaction).toEqual({ transaction_tag: 't-1' });
+    expect((await api.ok('{ Transaction(account_tag: "acc2", transaction_tag: "t-1") { id } }')).Transaction).toBeNull();
+    expect((await api.ok('{ Transaction(id: "nope") { id } }')).Transaction).toBeNull();
+    expectError(await api.gql('{ Transaction(transaction_tag: "t-1") { id } }'), 'BAD_USER_INPUT', 'id');
+  });
+
+  it.each([
+    ['a negative fee', 'fee: -1', 'fee'],
+    ['a negative duration', 'duration: -1', 'duration'],
+    ['a rate snapshot without rate', 'destination_rate: { pricelist_tag: "p", carrier_tag: "c", prefix: "1" }', 'destination_rate.rate'],
+    ['a rate snapshot with a negative connect fee', 'destination_rate: { pricelist_tag: "p", carrier_tag: "c", prefix: "1", rate: 1, connect_fee: -1 }', 'destination_rate.connect_fee'],
+    ['no account_tag', 'account_tag: null', 'account_tag'],
+  ])('refuses %s with BAD_USER_INPUT', async (_what, args, field) => {
+    const withAccount = args.startsWith('account_tag') ? args : `account_tag: "acc", ${args}`;
+    expectError(await api.gql(`mutation { createTransaction(transaction_tag: "t-bad", ${withAccount}) { id } }`), 'BAD_USER_INPUT', field);
+    expect(await api.ctx.mongo.collections.transactions.countDocuments({ transaction_tag: 't-bad' })).toBe(0);
+  });
+
+  it('refuses an unknown account with INVALID_REFERENCE and a repeated tag with DUPLICATE', async () => {
+    expectError(await api.gql('mutation { createTransaction(transaction_tag: "t-x", account_tag: "nope") { id } }'), 'INVALID_REFERENCE', 'account_tag');
+    expectError(await api.gql('mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc") { id } }'), 'DUPLICATE', 'account_tag,transaction_tag');
+    // The same transaction tag under another account is a different record.
+    expect((await api.ok('mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc2") { account_tag } }')).createTransaction).toEqual({ account_tag: 'acc2' });
+  });
+
+  it('updates by id (tags are changes) or by account_tag and transaction_tag, without balance effect', async () => {
+    const { createTransaction: t } = await api.ok('mutation { createTransaction(transaction_tag: "t-u", account_tag: "acc", fee: 5, tags: ["a"]) { id } }');
+    expect((await api.ok(`mutation { updateTransaction(id: "${t.id}", transaction_tag: "t-u2", fee: 7, tags: null) { transaction_tag fee tags } }`)).updateTransaction).toEqual({
+      transaction_tag: 't-u2',
+      fee: 7,
+      tags: null,
+    });
+    expect((await api.ok('mutation { updateTransaction(account_tag: "acc", transaction_tag: "t-u2", failed: true, duration: 3) { id failed duration } }')).updateTransaction).toEqual({
+      id: t.id,
+      failed: true,
+      duration: 3,
+    });
+    expect((await api.ok(`mutation { updateTransaction(id: "${t.id}", account_tag: "acc2") { account { account_tag } } }`)).updateTransaction).toEqual({ account: { account_tag: 'acc2' } });
+    expectError(await api.gql(`mutation { updateTransaction(id: "${t.id}", account_tag: "nope") { id } }`), 'INVALID_REFERENCE', 'account_tag');
+    expectError(await api.gql(`mutation { updateTransaction(id: "${t.id}", inbound: null) { id } }`), 'BAD_USER_INPUT', 'inbound');
+    expectError(await api.gql('mutation { updateTransaction(account_tag: "acc", transaction_tag: "nope", fee: 1) { id } }'), 'NOT_FOUND');
+    expect(await balanceOf('acc')).toBe(100n);
+    expect(await balanceOf('acc2')).toBe(100n);
+  });
+
+  it('deletes by id or by account_tag and transaction_tag, returning the record, without balance effect', async () => {
+    const { a, b } = await api.ok(`mutation {
+      a: createTransaction(transaction_tag: "t-d1", account_tag: "acc", fee: 9) { id }
+      b: createTransaction(transaction_tag: "t-d2", account_tag: "acc", fee: 9) { id }
+    }`);
+    expect((await api.ok(`mutation { deleteTransaction(id: "${a.id}") { id transaction_tag fee } }`)).deleteTransaction).toEqual({ id: a.id, transaction_tag: 't-d1', fee: 9 });
+    expect((await api.ok('mutation { deleteTransaction(account_tag: "acc", transaction_tag: "t-d2") { id } }')).deleteTransaction).toEqual({ id: b.id });
+    expect((await api.ok('{ Transaction(account_tag: "acc", transaction_tag: "t-d2") { id } }')).Transaction).toBeNull();
+    expectError(await api.gql(`mutation { deleteTransaction(id: "${a.id}") { id } }`), 'NOT_FOUND');
+    expect(await balanceOf('acc')).toBe(100n);
+  });
+
+  it('filters on account_tag, transaction_tag, inbound and a timestamp_begin range', async () => {
+    await api.ok(`mutation {
+      a: createTransaction(transaction_tag: "f-1", account_tag: "acc2", timestamp_begin: "2024-05-01T00:00:00") { id }
+      b: createTransaction(transaction_tag: "f-2", account_tag: "acc2", timestamp_begin: "2024-05-02T00:00:00", inbound: true) { id }
+      c: createTransaction(transaction_tag: "f-3", account_tag: "acc2", timestamp_begin: "2024-05-03T00:00:00") { id }
+    }`);
+    const tags = async (filter: string) =>
+      (await api.ok(`{ allTransactions(filter: ${filter}, sortField: "timestamp_begin") { transaction_tag } }`)).allTransactions.map(
+        (t: { transaction_tag: string }) => t.transaction_tag,
+      );
+    expect(await tags('{ account_tag: "acc2", timestamp_begin_gte: "2024-05-02T00:00:00" }')).toEqual(['f-2', 'f-3']);
+    expect(await tags('{ account_tag: "acc2", timestamp_begin_gt: "2024-05-01T00:00:00", timestamp_begin_lt: "2024-05-03T00:00:00Z" }')).toEqual(['f-2']);
+    expect(await tags('{ account_tag: ["acc2"], timestamp_begin_lte: "2024-05-02T00:00:00" }')).toEqual(['f-1', 'f-2']);
+    expect(await tags('{ account_tag: "acc2", inbound: true }')).toEqual(['f-2']);
+    expect(await tags('{ transaction_tag: ["f-1", "f-3"] }')).toEqual(['f-1', 'f-3']);
+    const counts = await api.ok(`{
+      a: _allTransactionsMeta(filter: { account_tag: "acc2", timestamp_begin_gte: "2024-05-01T00:00:00" }) { count }
+      b: _allTransactions(filter: { account_tag: "acc2", timestamp_begin_gte: "2024-05-01T00:00:00" }) { count }
+    }`);
+    expect(counts).toEqual({ a: { count: 3 }, b: { count: 3 } });
+  });
+
+  it('answers account null when the account no longer exists', async () => {
+    await api.ok('mutation { createAccount(account_tag: "gone") { id } }');
+    await api.ok('mutation { createTransaction(transaction_tag: "t-gone", account_tag: "gone") { id } }');
+    await api.ok('mutation { deleteAccount(account_tag: "gone") { id } }');
+    expect((await api.ok('{ Transaction(account_tag: "gone", transaction_tag: "t-gone") { account { id } } }')).Transaction).toEqual({ account: null });
+  });
+});

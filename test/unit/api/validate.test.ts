@@ -1,0 +1,99 @@
+import { ServiceError } from '../../../src/shared/errors';
+import {
+  destination,
+  email,
+  host,
+  nonNegativeBigInt,
+  nonNegativeInt,
+  phone,
+  port,
+  prefix,
+  tag,
+  tagList,
+  text,
+  uuid,
+  type Parse,
+} from '../../../src/api/graphql/common/validate';
+
+function refusal<T>(parse: Parse<T>, value: unknown): ServiceError {
+  try {
+    parse('f', value);
+  } catch (err) {
+    if (err instanceof ServiceError) return err;
+    throw err;
+  }
+  throw new Error(`accepted ${JSON.stringify(value)}`);
+}
+
+function expectRefused<T>(parse: Parse<T>, value: unknown): void {
+  const err = refusal(parse, value);
+  expect(err.code).toBe('BAD_USER_INPUT');
+  expect(err.details).toEqual({ field: 'f' });
+  expect(err.message).toMatch(/^f: /);
+}
+
+describe('field validators', () => {
+  it('tag: non-empty, no surrounding whitespace or control characters, at most 128 characters', () => {
+    expect(tag('f', 'acc-1')).toBe('acc-1');
+    expect(tag('f', 'a b')).toBe('a b');
+    expect(tag('f', 'x'.repeat(128))).toHaveLength(128);
+    for (const bad of ['', '   ', ' a', 'a ', 'a\nb', 'x'.repeat(129), 5]) expectRefused(tag, bad);
+  });
+
+  it('tagList: each a tag, no repeats, at most 100', () => {
+    expect(tagList('f', ['a', 'b'])).toEqual(['a', 'b']);
+    expect(tagList('f', [])).toEqual([]);
+    for (const bad of [['a', 'a'], [''], 'a', Array.from({ length: 101 }, (_, i) => `t${i}`)]) expectRefused(tagList, bad);
+  });
+
+  it('email', () => {
+    expect(email('f', 'ops@example.com')).toBe('ops@example.com');
+    expect(email('f', 'first.last+tag@sub.example.co.uk')).toBe('first.last+tag@sub.example.co.uk');
+    for (const bad of ['ops', 'ops@', '@example.com', 'ops@example', 'a b@example.com', 'ops@@example.com', `${'a'.repeat(250)}@example.com`]) expectRefused(email, bad);
+  });
+
+  it('phone', () => {
+    for (const good of ['+44 20 7946 0958', '5551234', '(555) 123-4567', '+1.555.123.4567']) expect(phone('f', good)).toBe(good);
+    for (const bad of ['call me', '+', '12', '+44 20 7946 0958 ext', '--1']) expectRefused(phone, bad);
+  });
+
+  it('host: hostname, IPv4 or IPv6', () => {
+    for (const good of ['10.0.0.1', 'gw.example.com', 'localhost', '2001:db8::1', 'sip-1.example.net.']) expect(host('f', good)).toBe(good);
+    for (const bad of ['', 'not a host', 'gw_1.example', '-gw.example', '[2001:db8::1]', '10.0.0.1:5060', `${'a'.repeat(64)}.example`]) expectRefused(host, bad);
+  });
+
+  it('port: 1 to 65535', () => {
+    expect(port('f', 1)).toBe(1);
+    expect(port('f', 65535)).toBe(65535);
+    for (const bad of [0, -1, 65536, 1.5, '5060']) expectRefused(port, bad);
+  });
+
+  it('non-negative numbers', () => {
+    expect(nonNegativeInt('f', 0)).toBe(0);
+    expectRefused(nonNegativeInt, -1);
+    expect(nonNegativeBigInt('f', 0n)).toBe(0n);
+    expectRefused(nonNegativeBigInt, -1n);
+    expectRefused(nonNegativeBigInt, 1);
+  });
+
+  it('uuid', () => {
+    expect(uuid('f', '5b0a3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b0c')).toBe('5b0a3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b0c');
+    for (const bad of ['123', '5b0a3c1e8a4d4f6b9c2a1d3e5f7a9b0c', '5b0a3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b0z']) expectRefused(uuid, bad);
+  });
+
+  it('prefix: may be empty (a catch-all), never contains whitespace', () => {
+    expect(prefix('f', '')).toBe('');
+    expect(prefix('f', '+4420')).toBe('+4420');
+    for (const bad of ['44 20', '\t', 'x'.repeat(65)]) expectRefused(prefix, bad);
+  });
+
+  it('destination: non-empty, no whitespace', () => {
+    expect(destination('f', '442071234567')).toBe('442071234567');
+    for (const bad of ['', '44 20']) expectRefused(destination, bad);
+  });
+
+  it('text: bounded length', () => {
+    expect(text(3)('f', 'abc')).toBe('abc');
+    expectRefused(text(3), 'abcd');
+  });
+});
