@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Queue, Worker } from 'bullmq';
+import type { Document } from 'mongodb';
 import { loadConfig } from '../src/shared/config';
 import { createContext } from '../src/shared/context';
 import { createLogger } from '../src/shared/logger';
@@ -151,13 +152,13 @@ async function main(): Promise<void> {
 
     // Storage limit: the same documents, raw, into a fresh collection with the same unique index.
     const sample = (await ctx.mongo.collections.transactions.findOne({})) as Record<string, unknown> | null;
-    const raw = ctx.mongo.db.collection<Record<string, unknown>>('bench_raw_insert');
+    const raw = ctx.mongo.db.collection('bench_raw_insert');
     await raw.createIndex({ account_tag: 1, transaction_tag: 1 }, { unique: true });
     const storageDocs = Math.min(CALLS, 200_000);
     t = Date.now();
     for (let done = 0; done < storageDocs; done += BATCH) {
       const docs = Array.from({ length: Math.min(BATCH, storageDocs - done) }, (_, i) => ({ ...sample!, _id: randomUUID() as string, transaction_tag: `raw-${done + i}` }));
-      await raw.insertMany(docs, { ordered: false });
+      await raw.insertMany(docs as Document[], { ordered: false });
     }
     const storageRate = storageDocs / ((Date.now() - t) / 1000);
     await raw.drop();
@@ -169,9 +170,10 @@ async function main(): Promise<void> {
     let processed = 0;
     let resolveAll: () => void = () => undefined;
     const all = new Promise<void>((r) => (resolveAll = r));
+    const workerConnection = createRedis(services.redisUrl);
     const worker = new Worker('bench-empty', async () => {
       if (++processed === jobs) resolveAll();
-    }, { connection: createRedis(services.redisUrl), prefix: config.queuePrefix, concurrency: 100 });
+    }, { connection: workerConnection, prefix: config.queuePrefix, concurrency: 100 });
     t = Date.now();
     for (let added = 0; added < jobs; added += 1000) {
       await queue.addBulk(Array.from({ length: Math.min(1000, jobs - added) }, () => ({ name: 'empty', data: {} })));
@@ -181,6 +183,7 @@ async function main(): Promise<void> {
     await worker.close();
     await queue.close();
     connection.disconnect();
+    workerConnection.disconnect();
 
     const limit = Math.min(storageRate, queueRate);
     console.log(`conditions: ${CALLS} calls, ${ACCOUNTS} accounts, ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`);

@@ -7,6 +7,7 @@ import { createQueueEvents } from '../shared/queues/queues';
 import { QueueNames } from '../shared/queues/names';
 import { agentModules } from './graphql/schema';
 import { AgentOperations } from './operations';
+import { recordBatchRest } from './rest/record-batch';
 import { restV1 } from './rest/v1';
 
 /** The real-time agent: GraphQL at /graphql, REST mirror under /v1, health routes. */
@@ -20,5 +21,6 @@ export async function buildAgent(ctx: AppContext): Promise<FastifyInstance> {
   const operations = new AgentOperations(ctx, events);
   await registerGraphql(app, ctx, agentModules(operations));
   await app.register(restV1, { operations });
+  await app.register(recordBatchRest, { ctx });
   return app;
 }

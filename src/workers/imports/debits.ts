@@ -39,7 +39,8 @@ export async function applyDebits(
     if (pending.length === 0) return;
     const ops: AnyBulkWriteOperation<AccountDoc>[] = pending.map((tag) => {
       const { rev } = state.get(tag)!;
-      const filter = { account_tag: tag, rev: rev ?? { $exists: false } } as Filter<AccountDoc>;
+      // `rev: null` also matches an account never changed (no `rev` yet), and stays an exact key.
+      const filter = { account_tag: tag, rev: rev ?? null } as Filter<AccountDoc>;
       return {
         updateOne: {
           filter,
