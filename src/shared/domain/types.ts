@@ -127,4 +127,6 @@ export interface TransactionDoc {
   state?: 'pending' | 'charged' | 'rolling_back';
   /** Accounts that hold a record of the same call (see RunningTransaction.call_parties). */
   call_parties?: string[];
+  /** Set by imports: the batch whose debit marker charged this record. */
+  charge_op?: string;
 }

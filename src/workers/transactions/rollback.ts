@@ -1,5 +1,6 @@
 import type { OperationResult, RollbackJob } from '../../shared/queues/payloads';
 import { removeEntries } from './begin';
+import type { TransactionDoc } from '../../shared/domain/types';
 import { recordCredit } from '../../shared/metrics';
 import { Reasons, TransactionDeps } from './deps';
 import { applyBalanceChange, opApplied, opIds } from './ledger';
@@ -29,7 +30,7 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise
     const partyRecord =
       partyTag === job.account_tag ? record : await transactions.findOne({ account_tag: partyTag, transaction_tag: tag });
     if (!partyRecord) continue;
-    if (await wasCharged(deps, partyTag, tag, partyRecord.state)) {
+    if (await wasCharged(deps, partyRecord)) {
       await transactions.updateOne({ _id: partyRecord._id }, { $set: { state: 'rolling_back' } });
       const credited = await applyBalanceChange(accounts, partyTag, partyRecord.fee, opIds.rollback(tag, partyRecord._id));
       if (credited) recordCredit(deps.ctx, partyRecord.fee);
@@ -41,12 +42,17 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise
 
 /**
  * Whether a record's fee was taken from the balance. Records written through the API (no state) never
- * were. A 'pending' one was only if its debit marker is there: otherwise a rollback removed its entry
- * before processing could charge it.
+ * were. A 'pending' one was only if the marker of the debit that owns it is there: an import batch's
+ * (`charge_op`), or processing's or recordTransaction's; otherwise a rollback removed its entry before
+ * processing could charge it.
  */
-async function wasCharged(deps: TransactionDeps, accountTag: string, tag: string, state: string | undefined): Promise<boolean> {
-  if (state === undefined) return false;
-  if (state !== 'pending') return true;
+async function wasCharged(deps: TransactionDeps, record: TransactionDoc): Promise<boolean> {
+  if (record.state === undefined) return false;
+  if (record.state !== 'pending') return true;
   const { accounts } = deps.ctx.mongo.collections;
-  return (await opApplied(accounts, accountTag, opIds.process(tag))) || (await opApplied(accounts, accountTag, opIds.record(tag)));
+  const markers = record.charge_op
+    ? [record.charge_op]
+    : [opIds.process(record.transaction_tag), opIds.record(record.transaction_tag)];
+  for (const marker of markers) if (await opApplied(accounts, record.account_tag, marker)) return true;
+  return false;
 }

@@ -211,6 +211,20 @@ describe('agent operations and refusals', () => {
     expect(await balance('recorder')).toBe(100_000n);
   });
 
+  it('refunds a pending imported record whose batch debit was applied, and only that one', async () => {
+    await accounts().insertOne(account('imported', { balance: 70n, applied_ops: ['imp/f/0'] }));
+    const base = { account_tag: 'imported', source: '1', source_ip: null, destination: '3932', carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null, timestamp_begin: new Date(), timestamp_end: new Date(), inbound: false, failed: false, duration: 60, fee: 30n, state: 'pending' as const };
+    await transactions().insertMany([
+      { ...base, _id: 'imp-charged', transaction_tag: 'i1', charge_op: 'imp/f/0' },
+      { ...base, _id: 'imp-uncharged', transaction_tag: 'i2', charge_op: 'imp/f/1' },
+    ]);
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i1', account_tag: 'imported' })).body).toEqual({ ok: true, reason: null });
+    expect(await balance('imported')).toBe(100n);
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i2', account_tag: 'imported' })).body).toEqual({ ok: true, reason: null });
+    expect(await balance('imported')).toBe(100n);
+    expect(await transactions().countDocuments({ account_tag: 'imported' })).toBe(0);
+  });
+
   it('rolls back a running call without charge', async () => {
     await h.rest('/v1/begin_transaction', call('rb1', 'rich'));
     expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'rb1', account_tag: 'rich' })).body).toEqual({ ok: true, reason: null });
