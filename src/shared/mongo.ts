@@ -39,6 +39,9 @@ export async function connectMongo(url: string, dbName: string): Promise<Mongo> 
 export async function ensureIndexes(collections: Collections): Promise<void> {
   await Promise.all([
     collections.accounts.createIndex({ account_tag: 1 }, { unique: true }),
+    // Conditional updates on (account_tag, rev) (prepaid begins, import debits) become exact-key
+    // lookups; account_tag alone is unique, so the pair always is.
+    collections.accounts.createIndex({ account_tag: 1, rev: 1 }, { unique: true }),
     collections.carriers.createIndex({ carrier_tag: 1 }, { unique: true }),
     collections.pricelists.createIndex({ pricelist_tag: 1 }, { unique: true }),
     collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1 }, { unique: true }),

@@ -12,7 +12,6 @@ const DEADLINE_MARGIN_MS = 250;
  * job's return value; file imports also keep it in MongoDB (see registry.ts).
  */
 export function importProcessor(deps: TransactionDeps) {
-  let indexes: Promise<unknown> | undefined;
   return async (job: Job<ImportBatchJob>): Promise<ImportBatchResult> => {
     const data = job.data;
     // Only a batch that has not started may be dropped: a retry of one that crashed midway must finish
@@ -31,13 +30,6 @@ export function importProcessor(deps: TransactionDeps) {
         replayed: false,
       };
     }
-    // The conditional debit filters on (account_tag, rev); as a unique index it is an exact-key lookup
-    // even on the local test server (account_tag alone is unique, so the pair always is).
-    indexes ??= deps.ctx.mongo.collections.accounts.createIndex({ account_tag: 1, rev: 1 }, { unique: true }).catch((err: unknown) => {
-      indexes = undefined;
-      throw err;
-    });
-    await indexes;
     return processImportBatch(deps, data, job.timestamp);
   };
 }
