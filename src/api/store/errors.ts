@@ -20,7 +20,9 @@ export function duplicateKeyFields(err: unknown): string[] {
     if (index === '_id_') fields = ['_id'];
     else if (index) fields = index.split(/_-?1(?:_|$)/).filter((f) => f !== '');
   }
-  return fields.map((f) => (f === '_id' ? 'id' : f));
+  // `rev` is the accounts' internal write counter: the (account_tag, rev) index exists for fast
+  // conditional updates, and a clash on it is a clash on account_tag, the only field a client sets.
+  return fields.filter((f) => f !== 'rev').map((f) => (f === '_id' ? 'id' : f));
 }
 
 /** Maps a duplicate-key error of a write to DUPLICATE naming the clashing field(s); rethrows others. */

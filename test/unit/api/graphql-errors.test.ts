@@ -79,6 +79,11 @@ describe('duplicateKeyFields', () => {
     expect(duplicateKeyFields({ code: 11000, message: 'E11000 duplicate key error collection: db.x index: _id_ dup key: { _id: "1" }' })).toEqual(['id']);
     expect(duplicateKeyFields({ code: 11000, message: 'something else' })).toEqual([]);
   });
+
+  it('names account_tag when the clash is on the internal (account_tag, rev) index', () => {
+    expect(duplicateKeyFields({ code: 11000, keyPattern: { account_tag: 1, rev: 1 } })).toEqual(['account_tag']);
+    expect(duplicateKeyFields({ code: 11000, message: 'E11000 duplicate key error index: account_tag_1_rev_1 dup key' })).toEqual(['account_tag']);
+  });
 });
 
 describe('withoutTypename', () => {
