@@ -84,7 +84,7 @@ export class RecordBatchService {
     const importId = `api-${randomUUID()}`;
     const job = await this.ctx.queues.imports.add(
       'record-batch',
-      { import_id: importId, batch: 0, lines, deadline, keep_result: false },
+      { import_id: importId, batch: 0, lines, deadline },
       { jobId: importBatchId(importId, 0) },
     );
     let outcome: ImportBatchResult | null = null;

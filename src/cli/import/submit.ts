@@ -47,7 +47,7 @@ export class BatchSubmitter {
   async submit(importId: string, batch: number, lines: ImportLine[]): Promise<void> {
     while (this.inFlight.size >= this.maxInFlight) await Promise.race(this.inFlight);
     const id = importBatchId(importId, batch);
-    const task = this.enqueue(id, { import_id: importId, batch, lines, deadline: null, keep_result: true })
+    const task = this.enqueue(id, { import_id: importId, batch, lines, deadline: null })
       // Registered after the job exists: an event that came first is caught by the next poll.
       .then((jobTimestamp) => new Promise<ImportBatchResult>((resolve, reject) => this.waiters.set(id, { jobTimestamp, resolve, reject })))
       .then((result) => this.onResult(result, lines))

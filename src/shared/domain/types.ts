@@ -122,11 +122,14 @@ export interface TransactionDoc {
   fee: bigint;
   /**
    * Written by the engine: 'pending' until the balance change is applied, then 'charged';
-   * 'rolling_back' while a rollback credits it back. Records created through the API have none.
+   * 'rolling_back' while a rollback credits it back. 'imported': written by an import batch
+   * (`charge_op`), charged exactly when that batch's debit is done (its `import_batches` document has
+   * a result): marking a million records one by one would cost as much as writing them.
+   * Records created through the API have none.
    */
-  state?: 'pending' | 'charged' | 'rolling_back';
+  state?: 'pending' | 'charged' | 'imported' | 'rolling_back';
   /** Accounts that hold a record of the same call (see RunningTransaction.call_parties). */
   call_parties?: string[];
-  /** Set by imports: the batch whose debit marker charged this record. */
+  /** Set by imports: the batch (`import_batches` `_id`) whose debit charges this record. */
   charge_op?: string;
 }

@@ -139,11 +139,6 @@ export interface ImportBatchJob {
   lines: ImportLine[];
   /** Epoch ms after which the batch must not start (the agent stopped waiting); null for file imports. */
   deadline: number | null;
-  /**
-   * File imports keep each batch's result in MongoDB (import_batches), so a rerun of the same file
-   * skips finished batches and reports them again; agent batches (random ids) do not need that.
-   */
-  keep_result: boolean;
 }
 
 export interface ImportRefusal {

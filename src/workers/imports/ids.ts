@@ -2,13 +2,22 @@ import { createHash } from 'node:crypto';
 
 /**
  * Names of an import's pieces. A batch is identified by its import id and number; the same pair always
- * holds the same calls (docs/IMPORTS.md), so it serves as the BullMQ job id, the debit marker pushed to
- * each account's `applied_ops`, and the owner (`charge_op`) of every record the batch writes.
+ * holds the same calls (docs/IMPORTS.md), so it serves as the BullMQ job id, the `_id` of its document
+ * in `import_batches`, and the owner (`charge_op`) of every record the batch writes.
  */
 export const IMPORT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function importBatchId(importId: string, batch: number): string {
   return `imp/${importId}/${batch}`;
+}
+
+/**
+ * The marker a batch's debit pushes to each account's `applied_ops`: a 96-bit digest of the batch id
+ * (18 characters instead of ~75). Every account a batch touches carries one, and an update costs in
+ * proportion to the account document, so markers are kept short.
+ */
+export function importDebitMarker(batchId: string): string {
+  return `b:${createHash('sha256').update(batchId).digest('base64url').slice(0, 16)}`;
 }
 
 /**

@@ -7,8 +7,8 @@ import { PartyRate, rateParty } from '../transactions/route';
 import type { BatchAccount } from './accounts';
 import { importRecordId } from './ids';
 
-/** A record written by an import batch: `charge_op` names the batch (and its debit marker). */
-export type ImportRecordDoc = TransactionDoc & { charge_op: string };
+/** A record written by an import batch: `charge_op` names the batch whose debit charges it. */
+export type ImportRecordDoc = TransactionDoc & { charge_op: string; state: 'imported' };
 
 export interface PlannedRecord {
   doc: ImportRecordDoc;
@@ -130,7 +130,7 @@ export function planBatch(
       call_parties: rates.map((x) => x.party.account.account_tag),
     });
     return {
-      doc: { ...doc, _id: importRecordId(batchId, accountTag, line.transaction_tag), charge_op: batchId },
+      doc: { ...doc, _id: importRecordId(batchId, accountTag, line.transaction_tag), charge_op: batchId, state: 'imported' },
       lineIndex,
       secondary: i > 0,
       inbound: party.inbound,

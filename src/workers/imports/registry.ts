@@ -3,9 +3,12 @@ import { isDuplicateKeyError } from '../../shared/mongo';
 import type { ImportBatchResult } from '../../shared/queues/payloads';
 
 /**
- * Durable facts about file imports, beside the queue (Redis may lose them; MongoDB must not):
- * - `imports`: one document per import id, fixing its batch size so a rerun cuts the same batches;
- * - `import_batches`: the result of each finished batch, so a rerun skips it and reports it again.
+ * Durable facts about imports, beside the queue (Redis may lose them; MongoDB must not):
+ * - `imports`: one document per file import id, fixing its batch size so a rerun cuts the same batches;
+ * - `import_batches`: one document per batch (file imports and agent batches alike), claimed when an
+ *   execution starts and given the batch's result once its debits are applied. The result is what
+ *   makes the batch's records ('imported') charged, lets a rerun skip the batch and report it again,
+ *   and tells a rollback whether there is a debit to refund.
  * Both are read and written by `_id` only.
  */
 export interface ImportDoc {
@@ -64,12 +67,17 @@ export async function claimBatch(db: Db, batchId: string, importId: string, batc
   }
 }
 
-/** Stores a batch's result (every execution computes the same one). */
+/**
+ * Stores a batch's result (on the claim every execution made first), after all its debits: from here
+ * on its records count as charged. Every execution computes the same result.
+ */
 export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: number, result: ImportBatchResult): Promise<void> {
   await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date() } });
 }
 
-/** Drops a finished batch's claim when its result is not kept (agent batches). */
-export async function releaseBatch(db: Db, batchId: string): Promise<void> {
-  await importBatchesOf(db).deleteOne({ _id: batchId });
+/** Whether the debits of the batch that wrote an 'imported' record are applied ('running': not yet). */
+export async function batchDebitState(db: Db, batchId: string): Promise<'done' | 'running' | 'unknown'> {
+  const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1 } });
+  if (!doc) return 'unknown';
+  return doc.job_timestamp !== undefined ? 'done' : 'running';
 }

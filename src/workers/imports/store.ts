@@ -4,7 +4,6 @@ import { chunks } from './ids';
 import type { ImportRecordDoc } from './plan';
 
 const IN_CHUNK = 200;
-const WRITE_CHUNK = 1000;
 
 /**
  * Inserts records with one unordered insertMany. Returns the positions refused as duplicates (the
@@ -26,26 +25,10 @@ export async function insertRecords(transactions: Collections['transactions'], d
   return duplicates;
 }
 
-/** State of the records with these `_id`s that exist (records of this batch written in an earlier attempt). */
-export async function ownRecordStates(transactions: Collections['transactions'], ids: string[]): Promise<Map<string, string | undefined>> {
-  const states = new Map<string, string | undefined>();
+/** Which of these `_id`s exist (records of this batch written by an earlier execution). */
+export async function existingIds(transactions: Collections['transactions'], ids: string[]): Promise<Set<string>> {
   const found = await Promise.all(
-    chunks(ids, IN_CHUNK).map((part) => transactions.find({ _id: { $in: part } }, { projection: { _id: 1, state: 1 } }).toArray()),
+    chunks(ids, IN_CHUNK).map((part) => transactions.find({ _id: { $in: part } }, { projection: { _id: 1 } }).toArray()),
   );
-  for (const doc of found.flat()) states.set(doc._id, doc.state);
-  return states;
-}
-
-/**
- * Marks records 'charged' after their account's debit went through. Filtered on `_id` alone: these are
- * the batch's own records, seen 'pending' just before; one update per record in a single unordered
- * bulk write keeps every lookup on the unique `_id`.
- */
-export async function markCharged(transactions: Collections['transactions'], ids: string[]): Promise<void> {
-  for (const part of chunks(ids, WRITE_CHUNK)) {
-    await transactions.bulkWrite(
-      part.map((id) => ({ updateOne: { filter: { _id: id }, update: { $set: { state: 'charged' as const } } } })),
-      { ordered: false },
-    );
-  }
+  return new Set(found.flat().map((doc) => doc._id));
 }

@@ -4,6 +4,7 @@ import type { TransactionDoc } from '../../shared/domain/types';
 import { recordCredit } from '../../shared/metrics';
 import { Reasons, TransactionDeps } from './deps';
 import { applyBalanceChange, opApplied, opIds } from './ledger';
+import { batchDebitState } from '../imports/registry';
 
 /**
  * rollbackTransaction. A running (or ended, not yet processed) call is removed from every party
@@ -25,6 +26,12 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise
 
   const record = await transactions.findOne({ account_tag: job.account_tag, transaction_tag: tag });
   if (!record) return { ok: false, reason: Reasons.NOT_FOUND };
+  // Deleting a record of an import batch that has not finished would let the batch write it again
+  // (and debit it): wait for the batch, and answer TIMEOUT, having changed nothing, if it takes too long.
+  // All parties' records of an imported call belong to the same batch.
+  if (record.state === 'imported' && record.charge_op && !(await batchFinishedBy(deps, record.charge_op, job.deadline))) {
+    return { ok: false, reason: Reasons.TIMEOUT };
+  }
   const parties = record.call_parties?.length ? record.call_parties : [job.account_tag];
   for (const partyTag of parties) {
     const partyRecord =
@@ -40,19 +47,32 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise
   return { ok: true, reason: null };
 }
 
+/** Polls an import batch until its debits are done (true) or the agent's deadline comes near (false). */
+async function batchFinishedBy(deps: TransactionDeps, batchId: string, deadline: number): Promise<boolean> {
+  for (;;) {
+    if ((await batchDebitState(deps.ctx.mongo.db, batchId)) !== 'running') return true;
+    if (Date.now() + BATCH_POLL_MS + DEADLINE_MARGIN_MS > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, BATCH_POLL_MS));
+  }
+}
+
+const BATCH_POLL_MS = 100;
+/** As in processor.ts: the answer must reach the agent before it stops waiting. */
+const DEADLINE_MARGIN_MS = 250;
+
 /**
  * Whether a record's fee was taken from the balance. Records written through the API (no state) never
- * were. A 'pending' one was only if the marker of the debit that owns it is there: an import batch's
- * (`charge_op`), or processing's or recordTransaction's; otherwise a rollback removed its entry before
- * processing could charge it.
+ * were. A 'pending' one was only if the marker of processing's or recordTransaction's debit is there;
+ * otherwise a rollback removed its entry before processing could charge it. An 'imported' one was
+ * when its batch finished (rollback waited for that).
  */
 async function wasCharged(deps: TransactionDeps, record: TransactionDoc): Promise<boolean> {
   if (record.state === undefined) return false;
+  if (record.state === 'imported') return record.charge_op !== undefined && (await batchDebitState(deps.ctx.mongo.db, record.charge_op)) === 'done';
   if (record.state !== 'pending') return true;
   const { accounts } = deps.ctx.mongo.collections;
-  const markers = record.charge_op
-    ? [record.charge_op]
-    : [opIds.process(record.transaction_tag), opIds.record(record.transaction_tag)];
-  for (const marker of markers) if (await opApplied(accounts, record.account_tag, marker)) return true;
+  for (const marker of [opIds.process(record.transaction_tag), opIds.record(record.transaction_tag)]) {
+    if (await opApplied(accounts, record.account_tag, marker)) return true;
+  }
   return false;
 }

@@ -211,17 +211,35 @@ describe('agent operations and refusals', () => {
     expect(await balance('recorder')).toBe(100_000n);
   });
 
-  it('refunds a pending imported record whose batch debit was applied, and only that one', async () => {
-    await accounts().insertOne(account('imported', { balance: 70n, applied_ops: ['imp/f/0'] }));
-    const base = { account_tag: 'imported', source: '1', source_ip: null, destination: '3932', carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null, timestamp_begin: new Date(), timestamp_end: new Date(), inbound: false, failed: false, duration: 60, fee: 30n, state: 'pending' as const };
+  it('refunds an imported record only when its batch finished its debits, waiting for a batch still running', async () => {
+    await accounts().insertOne(account('imported', { balance: 70n }));
+    const batches = h.ctx.mongo.db.collection<{ _id: string; job_timestamp?: number }>('import_batches');
+    const claim = { import_id: 'f', batch: 0, claimed_at: new Date() };
+    await batches.insertMany([
+      { _id: 'imp/f/0', ...claim, job_timestamp: 1 },
+      { _id: 'imp/f/1', ...claim, batch: 1 },
+    ]);
+    const base = { account_tag: 'imported', source: '1', source_ip: null, destination: '3932', carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null, timestamp_begin: new Date(), timestamp_end: new Date(), inbound: false, failed: false, duration: 60, fee: 30n, state: 'imported' as const };
     await transactions().insertMany([
-      { ...base, _id: 'imp-charged', transaction_tag: 'i1', charge_op: 'imp/f/0' },
-      { ...base, _id: 'imp-uncharged', transaction_tag: 'i2', charge_op: 'imp/f/1' },
+      { ...base, _id: 'imp-done', transaction_tag: 'i1', charge_op: 'imp/f/0' },
+      { ...base, _id: 'imp-running', transaction_tag: 'i2', charge_op: 'imp/f/1' },
+      { ...base, _id: 'imp-unknown', transaction_tag: 'i3', charge_op: 'imp/f/2' },
     ]);
     expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i1', account_tag: 'imported' })).body).toEqual({ ok: true, reason: null });
     expect(await balance('imported')).toBe(100n);
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i2', account_tag: 'imported' })).body).toEqual({ ok: true, reason: null });
+
+    // Batch 1 has not stored its result: the rollback waits, touching nothing, until it does.
+    const pending = h.rest('/v1/rollback_transaction', { transaction_tag: 'i2', account_tag: 'imported' });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await transactions().findOne({ _id: 'imp-running' })).not.toBeNull();
     expect(await balance('imported')).toBe(100n);
+    await batches.updateOne({ _id: 'imp/f/1' }, { $set: { job_timestamp: 2 } });
+    expect((await pending).body).toEqual({ ok: true, reason: null });
+    expect(await balance('imported')).toBe(130n);
+
+    // No batch document: nothing proves a debit, so nothing is refunded.
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i3', account_tag: 'imported' })).body).toEqual({ ok: true, reason: null });
+    expect(await balance('imported')).toBe(130n);
     expect(await transactions().countDocuments({ account_tag: 'imported' })).toBe(0);
   });
 

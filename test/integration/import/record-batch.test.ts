@@ -44,7 +44,7 @@ describe('recordTransactions', () => {
     });
     const alice = await h.ctx.mongo.collections.accounts.findOne({ account_tag: 'alice' });
     expect(alice!.balance).toBe(80n);
-    expect(await h.ctx.mongo.collections.transactions.findOne({ transaction_tag: 'r1' })).toMatchObject({ fee: 20n, state: 'charged', authorized: null });
+    expect(await h.ctx.mongo.collections.transactions.findOne({ transaction_tag: 'r1' })).toMatchObject({ fee: 20n, state: 'imported', authorized: null });
   });
 
   it('refuses more than RECORD_BATCH_MAX items as bad input', async () => {

@@ -1,7 +1,7 @@
 import type { ImportLine } from '../../../src/shared/queues/payloads';
 import { RatingIndex } from '../../../src/shared/rating';
 import type { BatchAccount } from '../../../src/workers/imports/accounts';
-import { importRecordId } from '../../../src/workers/imports/ids';
+import { importDebitMarker, importRecordId } from '../../../src/workers/imports/ids';
 import { planBatch } from '../../../src/workers/imports/plan';
 import { carrier, rate } from '../../support/seed';
 
@@ -48,7 +48,7 @@ describe('planBatch (rating a batch in memory)', () => {
     expect(plans[4]).toEqual({ kind: 'refused', reason: 'UNREACHABLE_DESTINATION', account_tag: 'a' });
     const first = plans[0];
     if (first.kind !== 'planned') throw new Error('planned');
-    expect(first.caller.doc).toMatchObject({ _id: importRecordId('imp/x/0', 'a', 't1'), charge_op: 'imp/x/0', fee: 11n, duration: 11, state: 'pending', carrier_ip: '10.0.0.1:5060' });
+    expect(first.caller.doc).toMatchObject({ _id: importRecordId('imp/x/0', 'a', 't1'), charge_op: 'imp/x/0', fee: 11n, duration: 11, state: 'imported', carrier_ip: '10.0.0.1:5060' });
     const linked = plans[5];
     if (linked.kind !== 'planned') throw new Error('planned');
     expect(linked.others.map((o) => [o.doc.account_tag, o.inbound, o.doc.fee])).toEqual([
@@ -62,5 +62,12 @@ describe('planBatch (rating a batch in memory)', () => {
     expect(importRecordId('imp/x/0', 'a', 't1')).toBe(importRecordId('imp/x/0', 'a', 't1'));
     expect(importRecordId('imp/x/0', 'a', 't1')).not.toBe(importRecordId('imp/x/1', 'a', 't1'));
     expect(importRecordId('imp/x/0', 'a', 't1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('gives each batch a short debit marker of its own', () => {
+    const long = `imp/${'f'.repeat(64)}/123`;
+    expect(importDebitMarker(long)).toMatch(/^b:[A-Za-z0-9_-]{16}$/);
+    expect(importDebitMarker(long)).toBe(importDebitMarker(long));
+    expect(importDebitMarker('imp/x/0')).not.toBe(importDebitMarker('imp/x/1'));
   });
 });
