@@ -1,5 +1,5 @@
 /**
- * `npm run bench:import [-- --calls N --accounts N --rates N --batch-size N --workers N]`
+ * `npm run bench:import [-- --calls N --accounts N --accounts-distribution zipf|uniform --rates N --batch-size N --workers N]`
  *
  * Generates a realistic CDR file (calls spread over accounts, destinations over rates with real
  * country-code prefixes), imports it end to end with the real CLI and worker processes, then measures
@@ -30,6 +30,8 @@ const { values } = parseArgs({
     rates: { type: 'string', default: '5000' },
     'batch-size': { type: 'string', default: '1000' },
     workers: { type: 'string', default: '2' },
+    'accounts-distribution': { type: 'string', default: 'zipf' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const CALLS = Number(values.calls);
@@ -37,6 +39,32 @@ const ACCOUNTS = Number(values.accounts);
 const RATES = Number(values.rates);
 const BATCH = Number(values['batch-size']);
 const WORKERS = Number(values.workers);
+const DISTRIBUTION = values['accounts-distribution'];
+if (DISTRIBUTION !== 'zipf' && DISTRIBUTION !== 'uniform') throw new Error('--accounts-distribution must be zipf or uniform');
+
+/**
+ * Which account makes a call. Real traffic is heavy-tailed: a few trunks and wholesale customers
+ * place most calls, most accounts a few a day; Zipf (s = 1) over the accounts models that. `uniform`
+ * spreads calls evenly, the worst case for per-account debit aggregation (a 1000-call batch then
+ * touches ~950 accounts).
+ */
+function accountPicker(): () => number {
+  if (DISTRIBUTION === 'uniform') return () => Math.floor(Math.random() * ACCOUNTS);
+  const cdf = new Float64Array(ACCOUNTS);
+  let sum = 0;
+  for (let k = 0; k < ACCOUNTS; k++) cdf[k] = sum += 1 / (k + 1);
+  return () => {
+    const x = Math.random() * sum;
+    let lo = 0;
+    let hi = ACCOUNTS - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
 
 /** Country codes with real-looking area digits after them: 49 30.., 44 20.., 1 212.. */
 const COUNTRIES = ['1', '7', '20', '27', '30', '31', '32', '33', '34', '36', '39', '40', '41', '43', '44', '45', '46', '47', '48', '49', '51', '52', '54', '55', '56', '57', '60', '61', '62', '63', '64', '65', '66', '81', '82', '84', '86', '90', '91', '92', '212', '234', '351', '353', '358', '380', '420', '852', '971', '972'];
@@ -61,13 +89,14 @@ async function writeCalls(file: string, ratePrefixes: string[]): Promise<void> {
   const out = createWriteStream(file);
   out.write('transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end,carrier_ip,tags\n');
   const day = Date.UTC(2026, 0, 15);
+  const pickAccount = accountPicker();
   for (let i = 0; i < CALLS; i++) {
     const prefix = ratePrefixes[Math.floor(Math.random() * ratePrefixes.length)];
     const destination = prefix + String(Math.floor(Math.random() * 1e8)).padStart(8, '0');
     const begin = day + Math.floor(Math.random() * 86_400_000);
     // Most calls are short, some long: 1 s to about 20 min.
     const seconds = 1 + Math.floor(Math.random() ** 2 * 1200);
-    const line = `sw1-${i},acc${Math.floor(Math.random() * ACCOUNTS)},+3220${String(i % 1e7).padStart(7, '0')},${destination},${iso(begin)},${iso(begin + seconds * 1000)},,bench\n`;
+    const line = `sw1-${i},acc${pickAccount()},+3220${String(i % 1e7).padStart(7, '0')},${destination},${iso(begin)},${iso(begin + seconds * 1000)},,bench\n`;
     if (!out.write(line)) await once(out, 'drain');
   }
   out.end();
@@ -89,6 +118,31 @@ async function waitForOutput(child: ChildProcess, text: string, output: () => st
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+interface BatchLog {
+  lines: number;
+  accounts_debited: number;
+  phase_ms: Record<string, number>;
+}
+
+/** `--profile`: the workers' per-batch phase timings (debug log of processImportBatch), summed. */
+const profile = {
+  batches: 0,
+  lines: 0,
+  accounts: 0,
+  ms: new Map<string, number>(),
+  add(log: BatchLog) {
+    this.batches += 1;
+    this.lines += log.lines;
+    this.accounts += log.accounts_debited;
+    for (const [phase, ms] of Object.entries(log.phase_ms)) this.ms.set(phase, (this.ms.get(phase) ?? 0) + ms);
+  },
+  report(): string {
+    const total = [...this.ms.values()].reduce((a, b) => a + b, 0);
+    const parts = [...this.ms].map(([phase, ms]) => `${phase} ${((100 * ms) / total).toFixed(0)}%`);
+    return `profile: ${this.batches} batches, ${(this.accounts / Math.max(1, this.lines)).toFixed(2)} account debits per call, worker time per batch ${(total / Math.max(1, this.batches)).toFixed(0)} ms: ${parts.join(', ')}`;
+  },
+};
 
 async function main(): Promise<void> {
   const services = await startLocalServices(
@@ -126,12 +180,19 @@ async function main(): Promise<void> {
     const file = path.join(dir, 'calls.csv');
     let t = Date.now();
     await writeCalls(file, ratePrefixes);
-    console.log(`generated ${CALLS} calls over ${ACCOUNTS} accounts and ${rates.length} rates in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    console.log(`generated ${CALLS} calls over ${ACCOUNTS} accounts (${DISTRIBUTION}) and ${rates.length} rates in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
     for (let i = 0; i < WORKERS; i++) {
-      const child = spawn(process.execPath, [path.join(root, 'dist', 'workers', 'main.js')], { env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [path.join(root, 'dist', 'workers', 'main.js')], { env: { ...env, LOG_LEVEL: values.profile ? 'debug' : 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
-      child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20000)));
+      let partial = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out = (out + d.toString()).slice(-20000);
+        if (!values.profile) return;
+        const lines = (partial + d.toString()).split('\n');
+        partial = lines.pop()!;
+        for (const line of lines) if (line.includes('"phase_ms"')) profile.add(JSON.parse(line) as BatchLog);
+      });
       child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20000)));
       workers.push(child);
       await waitForOutput(child, 'worker ready', () => out);
@@ -186,8 +247,9 @@ async function main(): Promise<void> {
     workerConnection.disconnect();
 
     const limit = Math.min(storageRate, queueRate);
-    console.log(`conditions: ${CALLS} calls, ${ACCOUNTS} accounts, ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`);
+    console.log(`conditions: ${CALLS} calls, ${ACCOUNTS} accounts (${DISTRIBUTION}), ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`);
     console.log(`storage limit measured with ${storageDocs} documents of the records' size; queue limit with ${jobs} empty jobs`);
+    if (values.profile) console.log(profile.report());
     console.log(`peak RSS: worker processes ${workerRss.join(', ')} MB; CLI in its summary above`);
     console.log(`import: ${Math.round(importRate)}; storage limit: ${Math.round(storageRate)}; queue limit: ${Math.round(queueRate)}; ratio: ${(importRate / limit).toFixed(2)}`);
   } finally {

@@ -40,10 +40,14 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
     tags.add(line.account_tag);
     if (line.destination_account_tag) tags.add(line.destination_account_tag);
   }
+  const clock = phaseClock();
   const [accountMap, index] = await Promise.all([loadAccounts(accounts, tags), deps.rating.index()]);
+  clock.lap('read_accounts');
   // After the read, so that any other execution's debit comes after it and shows as a changed `rev`.
   const first = await claimBatch(ctx.mongo.db, batchId, job.import_id, job.batch);
+  clock.lap('claim');
   const plans = planBatch(job.lines, accountMap, index, batchId);
+  clock.lap('rate');
 
   // Steps 2 and 3: which planned records are this batch's own.
   const callers = plans.flatMap((p) => (p.kind === 'planned' ? [p.caller] : []));
@@ -51,6 +55,7 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   const ownLines = new Set([...ownCallers].map((r) => r.lineIndex));
   const others = plans.flatMap((p, i) => (p.kind === 'planned' && ownLines.has(i) ? p.others : []));
   const own = new Set([...ownCallers, ...(await writeOwn(deps, others))]);
+  clock.lap('insert_records');
 
   // Step 4: one debit per account for the batch's total.
   const debits = new Map<string, bigint>();
@@ -71,12 +76,28 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
     initial = await reloadDebitState(accounts, [...debits.keys()], marker);
   }
   await applyDebits(accounts, debits, marker, initial);
+  clock.lap('debit_accounts');
 
   // Step 5.
   const result = summarize(batchId, job, plans, own);
   await storeBatchResult(ctx.mongo.db, batchId, jobTimestamp, result);
-  ctx.logger.debug({ batch: batchId, lines: result.lines, rated: result.rated }, 'import batch done');
+  clock.lap('store_result');
+  // Per-phase milliseconds: bench:import --profile sums them to show where an import's time goes.
+  ctx.logger.debug({ batch: batchId, lines: result.lines, rated: result.rated, accounts_debited: debits.size, phase_ms: clock.phases }, 'import batch done');
   return result;
+}
+
+function phaseClock() {
+  const phases: Record<string, number> = {};
+  let last = performance.now();
+  return {
+    phases,
+    lap(name: string) {
+      const now = performance.now();
+      phases[name] = Math.round((now - last) * 10) / 10;
+      last = now;
+    },
+  };
 }
 
 /** Inserts records and returns those that are this batch's own (just inserted, or by an earlier execution). */

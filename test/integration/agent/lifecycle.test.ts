@@ -213,7 +213,7 @@ describe('agent operations and refusals', () => {
 
   it('refunds an imported record only when its batch finished its debits, waiting for a batch still running', async () => {
     await accounts().insertOne(account('imported', { balance: 70n }));
-    const batches = h.ctx.mongo.db.collection<{ _id: string; job_timestamp?: number }>('import_batches');
+    const batches = h.ctx.mongo.db.collection<{ _id: string; import_id: string; batch: number; claimed_at: Date; job_timestamp?: number }>('import_batches');
     const claim = { import_id: 'f', batch: 0, claimed_at: new Date() };
     await batches.insertMany([
       { _id: 'imp/f/0', ...claim, job_timestamp: 1 },
