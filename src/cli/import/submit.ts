@@ -88,9 +88,12 @@ export class BatchSubmitter {
 
   private settle(jobId: string, returnvalue: unknown): void {
     const waiter = this.waiters.get(jobId);
-    if (!waiter) return;
+    const result = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as ImportBatchResult | null | undefined;
+    // No value: the job was read before it completed (getJob, then getState saw 'completed'); the next
+    // poll reads it again.
+    if (!waiter || result === null || result === undefined) return;
     this.waiters.delete(jobId);
-    waiter.resolve((typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as ImportBatchResult);
+    waiter.resolve(result);
   }
 
   private async checkFailed(jobId: string): Promise<void> {
