@@ -1,3 +1,4 @@
+import type { AppContext } from '../../shared/context';
 import type { AccountDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import { jobId } from '../../shared/queues/names';
@@ -22,8 +23,8 @@ async function endEntry(
 }
 
 /** Queues the rating of an ended entry; the deterministic id makes a repeat a no-op. */
-export async function enqueueProcessing(deps: TransactionDeps, accountTag: string, tag: string): Promise<void> {
-  await deps.ctx.queues.processing.add(
+export async function enqueueProcessing(ctx: AppContext, accountTag: string, tag: string): Promise<void> {
+  await ctx.queues.processing.add(
     'process',
     { account_tag: accountTag, transaction_tag: tag, enqueued_at: new Date().toISOString() },
     { jobId: jobId('process', accountTag, tag) },
@@ -48,6 +49,6 @@ export async function end(deps: TransactionDeps, job: EndJob): Promise<Operation
   const entry = updated.running_transactions.find((r) => r.transaction_tag === job.transaction_tag);
   const others = (entry?.call_parties ?? []).filter((tag) => tag !== job.account_tag);
   await Promise.all(others.map((tag) => endEntry(accounts, tag, job.transaction_tag, at)));
-  await Promise.all([job.account_tag, ...others].map((tag) => enqueueProcessing(deps, tag, job.transaction_tag)));
+  await Promise.all([job.account_tag, ...others].map((tag) => enqueueProcessing(deps.ctx, tag, job.transaction_tag)));
   return { ok: true, reason: null };
 }

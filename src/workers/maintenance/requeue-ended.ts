@@ -1,0 +1,38 @@
+import type { AppContext } from '../../shared/context';
+import type { AccountDoc } from '../../shared/domain/types';
+import { jobId } from '../../shared/queues/names';
+import { enqueueProcessing } from '../transactions/end';
+
+/** An ended call normally leaves running_transactions within seconds; older than this, it was lost. */
+export const ENDED_GRACE_MS = 120_000;
+
+/**
+ * Finds ended calls whose processing never happened and queues it again. endTransaction ends the
+ * entry and then enqueues its processing: a worker that dies between the two, or Redis losing the
+ * job, would otherwise leave the call unbilled and counted in the available balance forever. A job
+ * that failed all its retries is retried; a job still waiting or running is left alone. Processing
+ * is idempotent, so a call queued twice is charged once.
+ */
+export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date()): Promise<number> {
+  const before = now.getTime() - ENDED_GRACE_MS;
+  const cursor = ctx.mongo.collections.accounts.find<Pick<AccountDoc, 'account_tag' | 'running_transactions'>>(
+    { 'running_transactions.in_progress': false },
+    { projection: { _id: 0, account_tag: 1, running_transactions: 1 } },
+  );
+  let requeued = 0;
+  for await (const account of cursor) {
+    for (const entry of account.running_transactions ?? []) {
+      if (entry.in_progress || !(entry.timestamp_end instanceof Date) || entry.timestamp_end.getTime() >= before) continue;
+      const job = await ctx.queues.processing.getJob(jobId('process', account.account_tag, entry.transaction_tag));
+      const state = job ? await job.getState() : 'missing';
+      if (state === 'failed') await job!.retry('failed');
+      else if (state === 'missing' || state === 'unknown' || state === 'completed') {
+        if (job) await job.remove();
+        await enqueueProcessing(ctx, account.account_tag, entry.transaction_tag);
+      } else continue;
+      requeued += 1;
+      ctx.logger.warn({ account_tag: account.account_tag, transaction_tag: entry.transaction_tag, job_state: state }, 'ended call was not processed: queued again');
+    }
+  }
+  return requeued;
+}
