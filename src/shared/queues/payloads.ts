@@ -9,8 +9,8 @@ export interface CallParty {
   account_tag: string;
 }
 
-export interface BeginJob extends CallParty {
-  op: 'begin';
+/** What is known of a call when it starts (beginTransaction's input, validated). */
+export interface CallStart extends CallParty {
   source: string;
   destination: string;
   source_ip: string | null;
@@ -19,6 +19,15 @@ export interface BeginJob extends CallParty {
   destination_account_tag: string | null;
   timestamp_auth: string | null;
   timestamp_begin: string;
+}
+
+/** A finished call, as recordTransaction and imports receive it. */
+export interface FinishedCall extends CallStart {
+  timestamp_end: string;
+}
+
+export interface BeginJob extends CallStart {
+  op: 'begin';
   deadline: number;
 }
 
@@ -28,17 +37,8 @@ export interface EndJob extends CallParty {
   deadline: number;
 }
 
-export interface RecordJob extends CallParty {
+export interface RecordJob extends FinishedCall {
   op: 'record';
-  source: string;
-  destination: string;
-  source_ip: string | null;
-  carrier_ip: string | null;
-  tags: string[] | null;
-  destination_account_tag: string | null;
-  timestamp_auth: string | null;
-  timestamp_begin: string;
-  timestamp_end: string;
   deadline: number;
 }
 
@@ -114,19 +114,8 @@ export interface MaintenanceJob {
  * One finished call of a batch (a CDR line, or an item of recordTransactions), already validated like
  * recordTransaction. `line` numbers the call within its source (file line, or index of the request).
  */
-export interface ImportLine {
+export interface ImportLine extends FinishedCall {
   line: number;
-  transaction_tag: string;
-  account_tag: string;
-  source: string;
-  destination: string;
-  source_ip: string | null;
-  carrier_ip: string | null;
-  tags: string[] | null;
-  destination_account_tag: string | null;
-  timestamp_auth: string | null;
-  timestamp_begin: string;
-  timestamp_end: string;
 }
 
 /**
