@@ -1,11 +1,8 @@
 import type { Job } from 'bullmq';
 import type { ImportBatchJob, ImportBatchResult } from '../../shared/queues/payloads';
-import { Reasons, TransactionDeps } from '../transactions/deps';
+import { beforeDeadline, Reasons, TransactionDeps } from '../transactions/deps';
 import { processImportBatch } from './batch';
 import { importBatchId } from './ids';
-
-/** Same margin as the real-time queue: a batch must be able to finish before its caller stops waiting. */
-const DEADLINE_MARGIN_MS = 250;
 
 /**
  * The `imports` queue: batches of finished calls (CDR files, recordTransactions). The result is the
@@ -17,7 +14,7 @@ export function importProcessor(deps: TransactionDeps) {
     // Only a batch that has not started may be dropped: a retry of one that crashed midway must finish
     // it (its records may be written already), even if the caller has stopped waiting.
     const firstStart = job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1;
-    if (data.deadline !== null && firstStart && Date.now() > data.deadline - DEADLINE_MARGIN_MS) {
+    if (data.deadline !== null && firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id }, 'import batch dropped: past its deadline');
       return {
         batch_id: importBatchId(data.import_id, data.batch),

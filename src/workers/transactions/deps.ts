@@ -22,3 +22,15 @@ export const Reasons = {
 } as const;
 
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
+
+/**
+ * Margin kept before an agent's deadline: a job must be able to finish its writes and answer before
+ * the agent stops waiting, or the caller would be told "timeout" about an operation that did happen.
+ * Real-time operations, agent batches and a rollback waiting for an import batch all keep it.
+ */
+const DEADLINE_MARGIN_MS = 250;
+
+/** Whether work that takes `ms` more can still answer before `deadline` (epoch ms). */
+export function beforeDeadline(deadline: number, ms = 0): boolean {
+  return Date.now() + ms + DEADLINE_MARGIN_MS <= deadline;
+}

@@ -2,23 +2,17 @@ import type { Job } from 'bullmq';
 import type { ProcessingJob, TransactionJob } from '../../shared/queues/payloads';
 import { authorize } from './authorization';
 import { begin } from './begin';
-import { Reasons, TransactionDeps } from './deps';
+import { beforeDeadline, Reasons, TransactionDeps } from './deps';
 import { end } from './end';
 import { processEndedCall } from './processing';
 import { record } from './record';
 import { rollback } from './rollback';
 
-/**
- * Margin kept before the agent's deadline: a job must be able to finish its writes before the agent
- * stops waiting, or the caller would be told "timeout" about an operation that did happen.
- */
-const DEADLINE_MARGIN_MS = 250;
-
 /** The `transactions` queue: real-time agent operations, answered through the job's return value. */
 export function transactionProcessor(deps: TransactionDeps) {
   return async (job: Job<TransactionJob>) => {
     const data = job.data;
-    if (Date.now() > data.deadline - DEADLINE_MARGIN_MS) {
+    if (!beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
       return data.op === 'authorization'
         ? { authorized: false, unauthorized_reason: Reasons.TIMEOUT, max_available_units: 0, balance: null, carriers: [] }

@@ -2,7 +2,7 @@ import type { OperationResult, RollbackJob } from '../../shared/queues/payloads'
 import { removeEntries } from './begin';
 import type { TransactionDoc } from '../../shared/domain/types';
 import { recordCredit } from '../../shared/metrics';
-import { Reasons, TransactionDeps } from './deps';
+import { beforeDeadline, Reasons, TransactionDeps } from './deps';
 import { applyBalanceChange, opApplied, opIds } from './ledger';
 import { batchDebitState } from '../imports/registry';
 
@@ -51,14 +51,12 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise
 async function batchFinishedBy(deps: TransactionDeps, batchId: string, deadline: number): Promise<boolean> {
   for (;;) {
     if ((await batchDebitState(deps.ctx.mongo.db, batchId)) !== 'running') return true;
-    if (Date.now() + BATCH_POLL_MS + DEADLINE_MARGIN_MS > deadline) return false;
+    if (!beforeDeadline(deadline, BATCH_POLL_MS)) return false;
     await new Promise((resolve) => setTimeout(resolve, BATCH_POLL_MS));
   }
 }
 
 const BATCH_POLL_MS = 100;
-/** As in processor.ts: the answer must reach the agent before it stops waiting. */
-const DEADLINE_MARGIN_MS = 250;
 
 /**
  * Whether a record's fee was taken from the balance. Records written through the API (no state) never
