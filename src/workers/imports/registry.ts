@@ -48,9 +48,16 @@ export async function findImport(db: Db, importId: string): Promise<ImportDoc | 
   return importsOf(db).findOne({ _id: importId });
 }
 
-export async function finishedBatch(db: Db, batchId: string): Promise<(ImportBatchDoc & { result: ImportBatchResult; job_timestamp: number }) | null> {
+type FinishedBatchDoc = ImportBatchDoc & { result: ImportBatchResult; job_timestamp: number };
+
+/** A batch is finished (its debits applied, its records charged) once storeBatchResult wrote its result. */
+function isFinished(doc: Partial<ImportBatchDoc>): doc is FinishedBatchDoc {
+  return doc.result !== undefined && doc.job_timestamp !== undefined;
+}
+
+export async function finishedBatch(db: Db, batchId: string): Promise<FinishedBatchDoc | null> {
   const doc = await importBatchesOf(db).findOne({ _id: batchId });
-  return doc?.result && doc.job_timestamp !== undefined ? (doc as ImportBatchDoc & { result: ImportBatchResult; job_timestamp: number }) : null;
+  return doc && isFinished(doc) ? doc : null;
 }
 
 /**
@@ -77,7 +84,8 @@ export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: nu
 
 /** Whether the debits of the batch that wrote an 'imported' record are applied ('running': not yet). */
 export async function batchDebitState(db: Db, batchId: string): Promise<'done' | 'running' | 'unknown'> {
-  const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1 } });
+  // The result itself (refusals, totals) is not needed; `result.lines` stands for it in the predicate.
+  const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1, 'result.lines': 1 } });
   if (!doc) return 'unknown';
-  return doc.job_timestamp !== undefined ? 'done' : 'running';
+  return isFinished(doc) ? 'done' : 'running';
 }

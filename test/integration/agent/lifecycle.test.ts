@@ -1,5 +1,6 @@
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+import type { ImportBatchDoc } from '../../../src/workers/imports/registry';
 
 /**
  * The spec's lifecycle table, through the agent's HTTP endpoints, with two real worker processes.
@@ -213,10 +214,15 @@ describe('agent operations and refusals', () => {
 
   it('refunds an imported record only when its batch finished its debits, waiting for a batch still running', async () => {
     await accounts().insertOne(account('imported', { balance: 70n }));
-    const batches = h.ctx.mongo.db.collection<{ _id: string; import_id: string; batch: number; claimed_at: Date; job_timestamp?: number }>('import_batches');
+    const batches = h.ctx.mongo.db.collection<ImportBatchDoc>('import_batches');
+    // What storeBatchResult writes once a batch's debits are applied.
+    const finished = (jobTimestamp: number): Pick<ImportBatchDoc, 'result' | 'job_timestamp'> => ({
+      job_timestamp: jobTimestamp,
+      result: { batch_id: 'x', lines: 1, rated: 1, duplicate_lines: [], refused: [], charged: '30', charged_linked: '0', replayed: false },
+    });
     const claim = { import_id: 'f', batch: 0, claimed_at: new Date() };
     await batches.insertMany([
-      { _id: 'imp/f/0', ...claim, job_timestamp: 1 },
+      { _id: 'imp/f/0', ...claim, ...finished(1) },
       { _id: 'imp/f/1', ...claim, batch: 1 },
     ]);
     const base = { account_tag: 'imported', source: '1', source_ip: null, destination: '3932', carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null, timestamp_begin: new Date(), timestamp_end: new Date(), inbound: false, failed: false, duration: 60, fee: 30n, state: 'imported' as const };
@@ -233,7 +239,7 @@ describe('agent operations and refusals', () => {
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(await transactions().findOne({ _id: 'imp-running' })).not.toBeNull();
     expect(await balance('imported')).toBe(100n);
-    await batches.updateOne({ _id: 'imp/f/1' }, { $set: { job_timestamp: 2 } });
+    await batches.updateOne({ _id: 'imp/f/1' }, { $set: finished(2) });
     expect((await pending).body).toEqual({ ok: true, reason: null });
     expect(await balance('imported')).toBe(130n);
 
