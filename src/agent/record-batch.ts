@@ -5,7 +5,7 @@ import { badInput, ErrorCodes, ServiceError } from '../shared/errors';
 import { QueueNames } from '../shared/queues/names';
 import type { ImportBatchResult, ImportLine } from '../shared/queues/payloads';
 import { createQueueEvents } from '../shared/queues/queues';
-import { importBatchId } from '../workers/imports/ids';
+import { importBatchId } from '../shared/ledger';
 import { Input, validate } from './operations';
 
 /**

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
  * `rating <command>`: the operator's command line. Each command lives in its own module, loaded only
- * when used: `import` (src/cli/import) and `token` (src/cli/token.ts, run as its own script).
+ * when used: `import` (src/cli/import), `audit` (src/cli/audit.ts) and `token` (src/cli/token.ts, run
+ * as its own script).
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 
 const USAGE = `usage: rating <command> [args]
   import FILE|-   import call detail records (CSV or JSON lines); rating import --help
+  audit           check every balance against its ledger and records; rating audit --help
   token ...       create, revoke and list API tokens; rating token help`;
 
 async function main(argv: string[]): Promise<number> {
@@ -20,6 +22,17 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       return runImport(args).catch(reportFailure);
+    }
+    case 'audit': {
+      const { runAudit, USAGE: AUDIT_USAGE } = await import('./audit');
+      if (args.includes('--help') || args.includes('-h')) {
+        console.log(AUDIT_USAGE);
+        return 0;
+      }
+      return runAudit(args).catch((err: unknown) => {
+        console.error(`audit failed: ${(err as Error).message}`);
+        return 2;
+      });
     }
     case 'token': {
       // token.ts runs on load and exits with its own status: run it as a child with our terminal.

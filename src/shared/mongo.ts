@@ -1,5 +1,6 @@
 import { Collection, Db, MongoClient } from 'mongodb';
 import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, TransactionDoc } from './domain/types';
+import type { LedgerEntryDoc } from './ledger/model';
 
 export interface Collections {
   accounts: Collection<AccountDoc>;
@@ -7,6 +8,8 @@ export interface Collections {
   pricelists: Collection<PricelistDoc>;
   rates: Collection<PricelistRateDoc>;
   transactions: Collection<TransactionDoc>;
+  /** Every applied balance change, by permanent operation id (src/shared/ledger). */
+  ledger: Collection<LedgerEntryDoc>;
 }
 
 export interface Mongo {
@@ -30,6 +33,7 @@ export async function connectMongo(url: string, dbName: string): Promise<Mongo> 
       pricelists: db.collection<PricelistDoc>('pricelists'),
       rates: db.collection<PricelistRateDoc>('pricelist_rates'),
       transactions: db.collection<TransactionDoc>('transactions'),
+      ledger: db.collection<LedgerEntryDoc>('ledger'),
     },
     close: () => client.close(),
   };
@@ -37,16 +41,29 @@ export async function connectMongo(url: string, dbName: string): Promise<Mongo> 
 
 /** The unique indexes are the storage rules of DESIGN.md section 2: duplicates are refused by the store. */
 export async function ensureIndexes(collections: Collections): Promise<void> {
+  await dropRetiredIndexes(collections);
   await Promise.all([
     collections.accounts.createIndex({ account_tag: 1 }, { unique: true }),
     // Conditional updates on (account_tag, rev) (prepaid begins, import debits) become exact-key
     // lookups; account_tag alone is unique, so the pair always is.
     collections.accounts.createIndex({ account_tag: 1, rev: 1 }, { unique: true }),
+    // The ledger's compare-and-swap (src/shared/ledger/apply.ts) updates on (account_tag, ledger_rev).
+    collections.accounts.createIndex({ account_tag: 1, ledger_rev: 1 }, { unique: true }),
     collections.carriers.createIndex({ carrier_tag: 1 }, { unique: true }),
     collections.pricelists.createIndex({ pricelist_tag: 1 }, { unique: true }),
     collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1 }, { unique: true }),
-    collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1 }, { unique: true }),
+    // A call is (caller, tag): a parent holds one record per child call, even when two children use one tag.
+    collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true }),
+    // The audit and an account's history read the ledger by account.
+    collections.ledger.createIndex({ account_tag: 1, at: 1 }),
   ]);
+}
+
+/** Indexes of earlier versions that would now refuse valid data. */
+async function dropRetiredIndexes(collections: Collections): Promise<void> {
+  const retired = 'account_tag_1_transaction_tag_1';
+  const existing = await collections.transactions.indexes().catch(() => []);
+  if (existing.some((index) => index.name === retired)) await collections.transactions.dropIndex(retired);
 }
 
 export async function pingMongo(mongo: Mongo): Promise<boolean> {

@@ -29,8 +29,11 @@ export function rate(pricelistTag: string, carrierTag: string, prefix: string, o
   };
 }
 
+/** An account as createAccount makes it: its opening balance is its balance (rating audit folds the ledger onto it). */
 export function account(tag: string, overrides: Partial<AccountDoc> = {}): AccountDoc {
+  const balance = overrides.balance ?? 100n;
   return {
+    opening_balance: balance,
     _id: randomUUID(),
     account_tag: tag,
     type: 'PREPAID',

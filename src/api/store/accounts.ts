@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Filter, UpdateFilter } from 'mongodb';
+import { applyAt, opIds } from '../../shared/ledger';
 import type { Config } from '../../shared/config';
 import { badInput } from '../../shared/errors';
 import type { AccountDoc, AccountType } from '../../shared/domain/types';
@@ -16,7 +18,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 export type LinkedAccountsRef = { tags: string[] } | { ids: string[] };
 
 /** The fields operators set; running entries, operation markers and `rev` belong to the engine. */
-export type AccountFields = Omit<AccountDoc, 'linked_accounts' | 'running_transactions' | 'applied_ops' | 'rev'>;
+export type AccountFields = Omit<AccountDoc, 'linked_accounts' | 'running_transactions' | 'ledger_pending' | 'ledger_rev' | 'rev'>;
 
 export type AccountDraft = AccountFields & { linked: LinkedAccountsRef };
 
@@ -126,7 +128,8 @@ export class AccountStore {
     const { linked, ...fields } = draft;
     const links = await this.linkedTags(linked, [fields.account_tag]);
     await this.checkTagReferences(fields);
-    const doc: AccountDoc = { ...fields, linked_accounts: links, running_transactions: [] };
+    // The opening balance is where the account's ledger starts (rating audit folds the ledger onto it).
+    const doc: AccountDoc = { ...fields, opening_balance: fields.balance, linked_accounts: links, running_transactions: [] };
     await insertNew(this.collections.accounts, doc, 'account');
     return doc;
   }
@@ -139,7 +142,14 @@ export class AccountStore {
   async update(key: TaggedKey, patch: AccountPatch): Promise<AccountDoc> {
     const current = await this.find(key);
     if (!current) throw notFound('account');
-    const { linked, ...fields } = patch;
+    const { linked, balance, ...fields } = patch;
+    // A new balance is a ledger adjustment by the difference, made after the other fields.
+    if (balance === undefined) return this.updateFields(current, linked, fields);
+    const updated = await this.updateFields(current, linked, fields);
+    return this.setBalance(updated.account_tag, balance, 'updateAccount');
+  }
+
+  private async updateFields(current: AccountDoc, linked: LinkedAccountsRef | undefined, fields: Partial<Omit<AccountFields, '_id'>>): Promise<AccountDoc> {
     if (Object.keys(fields).length === 0 && !linked) return current;
     const renamed = fields.account_tag !== undefined && fields.account_tag !== current.account_tag;
     const filter: Filter<AccountDoc> = { _id: current._id, account_tag: current.account_tag };
@@ -181,21 +191,44 @@ export class AccountStore {
   }
 
   /**
-   * Adds `amount` (negative to take off) in one atomic `$inc`. The filter keeps the result inside
-   * the 64-bit range, which MongoDB would otherwise refuse or wrap.
+   * Adds `amount` (negative to take off) as one ledger adjustment (`adjust:<request id>`), so an audit
+   * sees every top-up. The filter keeps the result inside the 64-bit range, which MongoDB would
+   * otherwise refuse or wrap.
    */
-  async incrementBalance(accountTag: string, amount: bigint): Promise<AccountDoc> {
+  async incrementBalance(accountTag: string, amount: bigint, reason = 'incrementAccountBalance'): Promise<AccountDoc> {
     const room = amount >= 0n ? { $lte: INT64_MAX - amount } : { $gte: INT64_MIN - amount };
-    const updated = await this.collections.accounts.findOneAndUpdate(
-      { account_tag: accountTag, balance: room },
-      { $inc: { balance: amount, rev: 1 } },
-      { returnDocument: 'after' },
-    );
-    if (updated) return updated;
-    if (await exists(this.collections.accounts, { account_tag: accountTag })) {
-      throw badInput('amount', 'would take the balance outside the 64-bit integer range');
+    const op = { op: opIds.adjust(randomUUID()), account_tag: accountTag, amount, kind: 'adjust' as const, transaction_tag: null, ref: reason };
+    return this.adjust(accountTag, () => op, { balance: room }, 'amount');
+  }
+
+  /** Sets the balance to `target` through the ledger: an adjustment by the difference from the balance read. */
+  private async setBalance(accountTag: string, target: bigint, reason: string): Promise<AccountDoc> {
+    const id = opIds.adjust(randomUUID());
+    return this.adjust(accountTag, (balance) => ({ op: id, account_tag: accountTag, amount: target - balance, kind: 'adjust' as const, transaction_tag: null, ref: reason }));
+  }
+
+  /**
+   * One adjustment, compare-and-swap on the account's ledger revision: the operation id is new, so it
+   * was not applied at the revision read; a miss means another balance change came first (read again).
+   */
+  private async adjust(
+    accountTag: string,
+    opFor: (balance: bigint) => Parameters<typeof applyAt>[1],
+    guard: Filter<AccountDoc> = {},
+    field = 'balance',
+  ): Promise<AccountDoc> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const current = await this.collections.accounts.findOne({ account_tag: accountTag }, { projection: { balance: 1, ledger_rev: 1 } });
+      if (!current) throw notFound('account');
+      const op = opFor(current.balance);
+      if (op.amount === 0n) return (await this.collections.accounts.findOne({ account_tag: accountTag }))!;
+      const updated = await applyAt(this.collections, op, current.ledger_rev ?? null, guard);
+      if (updated) return (await this.collections.accounts.findOne({ account_tag: accountTag })) ?? updated;
+      if (!(await exists(this.collections.accounts, { account_tag: accountTag, ...guard }))) {
+        throw badInput(field, 'would take the balance outside the 64-bit integer range');
+      }
     }
-    throw notFound('account');
+    throw new Error(`balance of ${accountTag} kept changing; not adjusted`);
   }
 
   /** Refused while other accounts link it or calls are running on it; its records stay. */

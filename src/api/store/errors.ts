@@ -20,9 +20,11 @@ export function duplicateKeyFields(err: unknown): string[] {
     if (index === '_id_') fields = ['_id'];
     else if (index) fields = index.split(/_-?1(?:_|$)/).filter((f) => f !== '');
   }
-  // `rev` is the accounts' internal write counter: the (account_tag, rev) index exists for fast
-  // conditional updates, and a clash on it is a clash on account_tag, the only field a client sets.
-  return fields.filter((f) => f !== 'rev').map((f) => (f === '_id' ? 'id' : f));
+  // Engine fields in unique indexes are not the client's: `rev`/`ledger_rev` (the accounts' write
+  // counters, indexed with account_tag for fast conditional updates: a clash is a clash on
+  // account_tag) and a record's `origin_account_tag` (the API's records are their account's own).
+  const internal = new Set(['rev', 'ledger_rev', 'origin_account_tag']);
+  return fields.filter((f) => !internal.has(f)).map((f) => (f === '_id' ? 'id' : f));
 }
 
 /** Maps a duplicate-key error of a write to DUPLICATE naming the clashing field(s); rethrows others. */

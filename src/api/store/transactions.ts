@@ -33,8 +33,16 @@ export function transactionQuery(filter: TransactionFilter): Filter<TransactionD
   ]);
 }
 
-function keyQuery(key: TransactionKey): Filter<TransactionDoc> {
-  return 'id' in key ? { _id: key.id } : { account_tag: key.account_tag, transaction_tag: key.transaction_tag };
+/**
+ * By (account, tag) the account's own record comes first (its unique key with the account as caller);
+ * otherwise a record the account holds of another caller's call (a parent's share of a child's call).
+ */
+function keyQueries(key: TransactionKey): Array<Filter<TransactionDoc>> {
+  if ('id' in key) return [{ _id: key.id }];
+  return [
+    { account_tag: key.account_tag, transaction_tag: key.transaction_tag, origin_account_tag: key.account_tag },
+    { account_tag: key.account_tag, transaction_tag: key.transaction_tag },
+  ];
 }
 
 /**
@@ -47,8 +55,12 @@ export class TransactionStore {
     private readonly references: References,
   ) {}
 
-  find(key: TransactionKey): Promise<TransactionDoc | null> {
-    return this.collections.transactions.findOne(keyQuery(key));
+  async find(key: TransactionKey): Promise<TransactionDoc | null> {
+    for (const query of keyQueries(key)) {
+      const found = await this.collections.transactions.findOne(query);
+      if (found) return found;
+    }
+    return null;
   }
 
   list(filter: TransactionFilter, window: ListWindow): Promise<TransactionDoc[]> {
@@ -59,7 +71,9 @@ export class TransactionStore {
     return countMatching(this.collections.transactions, transactionQuery(filter));
   }
 
-  async create(doc: TransactionDoc): Promise<TransactionDoc> {
+  /** A record written through the API is the account's own call (it is its own caller). */
+  async create(draft: TransactionDoc): Promise<TransactionDoc> {
+    const doc: TransactionDoc = { ...draft, origin_account_tag: draft.origin_account_tag ?? draft.account_tag };
     await this.references.requireAccounts('account_tag', [doc.account_tag]);
     await insertNew(this.collections.transactions, doc, 'transaction');
     return doc;
@@ -71,6 +85,8 @@ export class TransactionStore {
     if (Object.keys(patch).length === 0) return current;
     if (patch.account_tag !== undefined && patch.account_tag !== current.account_tag) {
       await this.references.requireAccounts('account_tag', [patch.account_tag]);
+      // An own record moved to another account stays that account's own call.
+      if ((current.origin_account_tag ?? current.account_tag) === current.account_tag) patch = { ...patch, origin_account_tag: patch.account_tag };
     }
     let updated: TransactionDoc | null;
     try {
@@ -83,8 +99,10 @@ export class TransactionStore {
   }
 
   async delete(key: TransactionKey): Promise<TransactionDoc> {
-    const deleted = await this.collections.transactions.findOneAndDelete(keyQuery(key));
-    if (!deleted) throw notFound('transaction');
-    return deleted;
+    for (const query of keyQueries(key)) {
+      const deleted = await this.collections.transactions.findOneAndDelete(query);
+      if (deleted) return deleted;
+    }
+    throw notFound('transaction');
   }
 }

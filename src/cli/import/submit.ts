@@ -1,8 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Queue, QueueEvents } from 'bullmq';
 import type { ImportBatchJob, ImportBatchResult, ImportLine } from '../../shared/queues/payloads';
-import { finishedBatch } from '../../workers/imports/registry';
-import { importBatchId } from '../../workers/imports/ids';
+import { finishedBatch, importBatchId } from '../../shared/ledger';
 
 /** How often batches in flight are checked beside the queue events (an event lost in a reconnect must not hang the CLI). */
 const POLL_MS = 3000;

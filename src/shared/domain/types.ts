@@ -3,6 +3,7 @@
  * Money (balance, fees) is an integer number of minor currency units held as 64-bit integers:
  * `bigint` in memory, BSON int64 on disk (the driver runs with `useBigInt64`).
  */
+import type { LedgerMarker } from '../ledger/model';
 
 export type AccountType = 'PREPAID' | 'POSTPAID';
 export type CarrierProtocol = 'TCP' | 'UDP';
@@ -55,7 +56,16 @@ export interface RateSnapshot extends RateTerms {
 
 /** One entry of `AccountDoc.running_transactions` (the spec's AccountTransaction). */
 export interface RunningTransaction {
+  /** Unique to this entry (a random id given at begin): names its processing, its record and its charge. */
+  id: string;
   transaction_tag: string;
+  /**
+   * The calling account, whose request created the call; the caller's own entry names itself. A parent
+   * or a receiver holds one entry per (caller, tag): two customers may use the same tag.
+   */
+  origin_account_tag: string;
+  /** callId(origin_account_tag, transaction_tag): the call's key within one account. */
+  call_id: string;
   source: string;
   destination: string;
   /** `host:port` of the carrier chosen at begin, '' for inbound entries without a carrier. */
@@ -95,8 +105,15 @@ export interface AccountDoc {
   /** Low-balance alert threshold; null uses the global default. */
   balance_alert_threshold?: bigint | null;
   running_transactions: RunningTransaction[];
-  /** Bounded list of applied debit/credit operation ids, so a retried debit applies once. */
-  applied_ops?: string[];
+  /** The balance the account was created with; balance = opening_balance + its ledger (rating audit). */
+  opening_balance?: bigint;
+  /**
+   * Balance changes made but whose ledger entry is not written yet (src/shared/ledger): empty except
+   * for the moment between the two writes, or after a crash between them until someone settles it.
+   */
+  ledger_pending?: LedgerMarker[];
+  /** Bumped by every balance change: the ledger's compare-and-swap. */
+  ledger_rev?: number;
   /** Bumped by every change of running entries or balance; prepaid begins update conditionally on it. */
   rev?: number;
 }
@@ -105,6 +122,11 @@ export interface TransactionDoc {
   _id: string;
   transaction_tag: string;
   account_tag: string;
+  /**
+   * The calling account of the call (its own records name themselves). Unique with account_tag and
+   * transaction_tag: a parent keeps one record per child call even when two children use one tag.
+   */
+  origin_account_tag?: string;
   source: string | null;
   source_ip: string | null;
   destination: string | null;
@@ -121,15 +143,25 @@ export interface TransactionDoc {
   duration: number;
   fee: bigint;
   /**
-   * Written by the engine: 'pending' until the balance change is applied, then 'charged';
-   * 'rolling_back' while a rollback credits it back. 'imported': written by an import batch
-   * (`charge_op`), charged exactly when that batch's debit is done (its `import_batches` document has
-   * a result): marking a million records one by one would cost as much as writing them.
-   * Records created through the API have none.
+   * Written by the engine: 'pending' until its charge (ledger `charge:<_id>`) is applied, then
+   * 'charged'; 'rolling_back' while a rollback refunds it (ledger `refund:<_id>`). 'imported': written
+   * by an import batch (`charge_op`), charged by that batch's per-account debit: marking a million
+   * records one by one would cost as much as writing them. Records created through the API have none.
    */
   state?: 'pending' | 'charged' | 'imported' | 'rolling_back';
   /** Accounts that hold a record of the same call (see RunningTransaction.call_parties). */
   call_parties?: string[];
   /** Set by imports: the batch (`import_batches` `_id`) whose debit charges this record. */
   charge_op?: string;
+  /**
+   * Who charges a 'pending' record: 'processing' (an ended running entry, whose id is the record's
+   * `_id`: once the entry is gone without a charge, the record will never be charged) or 'record'
+   * (recordTransaction: the record itself is the intent, finished by whoever finds it).
+   */
+  charged_by?: 'processing' | 'record';
+}
+
+/** The key of a call within one account: its caller and its tag (tags are the caller's, not global). */
+export function callId(originAccountTag: string, transactionTag: string): string {
+  return `${encodeURIComponent(originAccountTag)}/${encodeURIComponent(transactionTag)}`;
 }

@@ -74,7 +74,8 @@ export interface AuthorizationResult {
 
 /** An ended call of one account, to be rated, recorded and debited. */
 export interface ProcessingJob extends CallParty {
-  /** Set once the entry has been ended; the worker re-reads everything else from the account. */
+  /** The running entry (RunningTransaction.id); the worker re-reads everything else from the account. */
+  entry_id: string;
   enqueued_at: string;
 }
 

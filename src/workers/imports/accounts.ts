@@ -1,19 +1,18 @@
 import type { AccountDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
-import { chunks } from './ids';
+import { chunks } from '../../shared/chunks';
 
 /** What a batch needs of an account: rating preferences, links, and the state its debit is conditional on. */
 export type BatchAccount = Pick<
   AccountDoc,
-  'account_tag' | 'active' | 'pricelist_tags' | 'carrier_tags' | 'carrier_tags_override' | 'linked_accounts' | 'rev'
+  'account_tag' | 'active' | 'pricelist_tags' | 'carrier_tags' | 'carrier_tags_override' | 'linked_accounts' | 'ledger_rev'
 >;
 
 const IN_CHUNK = 200;
 
 /**
  * Reads accounts by their unique tag with `$in` (one query per 200 tags, run in parallel), then their
- * linked (parent) accounts the same way until none is missing. `applied_ops` (hundreds of ids per
- * account) is left out: only a batch that may have been debited before needs it (reloadDebitState).
+ * linked (parent) accounts the same way until none is missing. Running entries are left out.
  */
 export async function loadAccounts(accounts: Collections['accounts'], tags: Iterable<string>): Promise<Map<string, BatchAccount>> {
   const found = new Map<string, BatchAccount>();
@@ -35,7 +34,7 @@ export async function loadAccounts(accounts: Collections['accounts'], tags: Iter
                 carrier_tags: 1,
                 carrier_tags_override: 1,
                 linked_accounts: 1,
-                rev: 1,
+                ledger_rev: 1,
               },
             },
           )
@@ -50,28 +49,4 @@ export async function loadAccounts(accounts: Collections['accounts'], tags: Iter
     wanted = [...next];
   }
   return found;
-}
-
-/**
- * What a conditional debit needs: `rev`, and whether the marker is in `applied_ops`. The whole list is
- * read (a projection cannot test membership on every server: the local test server's `$elemMatch`
- * ignores scalar arrays), which is why this is kept off the common path.
- */
-export async function reloadDebitState(
-  accounts: Collections['accounts'],
-  tags: string[],
-  marker: string,
-): Promise<Map<string, { rev: number | undefined; marked: boolean }>> {
-  const state = new Map<string, { rev: number | undefined; marked: boolean }>();
-  const batches = await Promise.all(
-    chunks(tags, IN_CHUNK).map((part) =>
-      accounts
-        .find({ account_tag: { $in: part } }, { projection: { _id: 0, account_tag: 1, rev: 1, applied_ops: 1 } })
-        .toArray(),
-    ),
-  );
-  for (const doc of batches.flat()) {
-    state.set(doc.account_tag, { rev: doc.rev, marked: Array.isArray(doc.applied_ops) && doc.applied_ops.includes(marker) });
-  }
-  return state;
 }

@@ -5,7 +5,7 @@ import { Reasons } from '../transactions/deps';
 import { ratedRecord } from '../transactions/records';
 import { PartyRate, rateParty } from '../transactions/route';
 import type { BatchAccount } from './accounts';
-import { importRecordId } from './ids';
+import { importRecordId } from '../../shared/ledger';
 
 /** A record written by an import batch: `charge_op` names the batch whose debit charges it. */
 export type ImportRecordDoc = TransactionDoc & { charge_op: string; state: 'imported' };
@@ -95,7 +95,7 @@ function rateLine(
  * outbound party refuses the call; the inbound receiver is charged nothing). Pure: no I/O.
  *
  * Within a batch, the first line of a call wins: a later line with the same (account, tag) for the
- * caller is a duplicate, and a party record already planned by an earlier line is left out (as
+ * caller is a duplicate (a party's record is keyed by account, caller and tag), and a party record already planned by an earlier line is left out (as
  * recordTransaction skips a party whose record exists). Callers are claimed before other parties so
  * the outcome does not depend on line order between the two roles.
  */
@@ -106,7 +106,7 @@ export function planBatch(
   batchId: string,
 ): LinePlan[] {
   const claimed = new Set<string>();
-  const key = (account: string, tag: string) => `${account}\0${tag}`;
+  const key = (account: string, line: ImportLine) => `${account}\0${line.account_tag}\0${line.transaction_tag}`;
   const rated = lines.map((line) => rateLine(accounts, index, line));
 
   const build = (lineIndex: number, i: number): PlannedRecord => {
@@ -116,6 +116,7 @@ export function planBatch(
     const doc = ratedRecord({
       transaction_tag: line.transaction_tag,
       account_tag: accountTag,
+      origin_account_tag: line.account_tag,
       source: line.source,
       source_ip: line.source_ip,
       destination: line.destination,
@@ -130,7 +131,7 @@ export function planBatch(
       call_parties: rates.map((x) => x.party.account.account_tag),
     });
     return {
-      doc: { ...doc, _id: importRecordId(batchId, accountTag, line.transaction_tag), charge_op: batchId, state: 'imported' },
+      doc: { ...doc, _id: importRecordId(batchId, accountTag, line.account_tag, line.transaction_tag), charge_op: batchId, state: 'imported' },
       lineIndex,
       secondary: i > 0,
       inbound: party.inbound,
@@ -139,7 +140,7 @@ export function planBatch(
 
   const plans: LinePlan[] = rated.map((r, lineIndex): LinePlan => {
     if (r.kind === 'refused') return r;
-    const callerKey = key(r.line.account_tag, r.line.transaction_tag);
+    const callerKey = key(r.line.account_tag, r.line);
     if (claimed.has(callerKey)) return { kind: 'duplicate' };
     claimed.add(callerKey);
     return { kind: 'planned', caller: build(lineIndex, 0), others: [] };
@@ -148,7 +149,7 @@ export function planBatch(
     if (plan.kind !== 'planned') return;
     const { line, rates } = rated[lineIndex] as RatedLine;
     for (let i = 1; i < rates.length; i++) {
-      const k = key(rates[i].party.account.account_tag, line.transaction_tag);
+      const k = key(rates[i].party.account.account_tag, line);
       if (claimed.has(k)) continue;
       claimed.add(k);
       plan.others.push(build(lineIndex, i));

@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { ImportBatchJob, ImportBatchResult } from '../../shared/queues/payloads';
 import { beforeDeadline, Reasons, TransactionDeps } from '../transactions/deps';
 import { processImportBatch } from './batch';
-import { importBatchId } from './ids';
+import { importBatchId } from '../../shared/ledger';
 
 /**
  * The `imports` queue: batches of finished calls (CDR files, recordTransactions). The result is the

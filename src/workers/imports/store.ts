@@ -1,6 +1,6 @@
 import { MongoBulkWriteError } from 'mongodb';
 import type { Collections } from '../../shared/mongo';
-import { chunks } from './ids';
+import { chunks } from '../../shared/chunks';
 import type { ImportRecordDoc } from './plan';
 
 const IN_CHUNK = 200;
@@ -25,10 +25,10 @@ export async function insertRecords(transactions: Collections['transactions'], d
   return duplicates;
 }
 
-/** Which of these `_id`s exist (records of this batch written by an earlier execution). */
-export async function existingIds(transactions: Collections['transactions'], ids: string[]): Promise<Set<string>> {
+/** Which of these `_id`s exist (records of this batch written by an earlier execution), with their fees as stored. */
+export async function existingFees(transactions: Collections['transactions'], ids: string[]): Promise<Map<string, bigint>> {
   const found = await Promise.all(
-    chunks(ids, IN_CHUNK).map((part) => transactions.find({ _id: { $in: part } }, { projection: { _id: 1 } }).toArray()),
+    chunks(ids, IN_CHUNK).map((part) => transactions.find({ _id: { $in: part } }, { projection: { _id: 1, fee: 1 } }).toArray()),
   );
-  return new Set(found.flat().map((doc) => doc._id));
+  return new Map(found.flat().map((doc) => [doc._id, doc.fee]));
 }

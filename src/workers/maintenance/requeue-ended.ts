@@ -1,7 +1,6 @@
 import type { AppContext } from '../../shared/context';
 import type { AccountDoc } from '../../shared/domain/types';
-import { jobId } from '../../shared/queues/names';
-import { enqueueProcessing } from '../transactions/end';
+import { enqueueProcessing, processingJobId } from '../transactions/end';
 
 /** An ended call normally leaves running_transactions within seconds; older than this, it was lost. */
 export const ENDED_GRACE_MS = 120_000;
@@ -23,12 +22,12 @@ export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date())
   for await (const account of cursor) {
     for (const entry of account.running_transactions ?? []) {
       if (entry.in_progress || !(entry.timestamp_end instanceof Date) || entry.timestamp_end.getTime() >= before) continue;
-      const job = await ctx.queues.processing.getJob(jobId('process', account.account_tag, entry.transaction_tag));
+      const job = await ctx.queues.processing.getJob(processingJobId(entry.id));
       const state = job ? await job.getState() : 'missing';
       if (state === 'failed') await job!.retry('failed');
       else if (state === 'missing' || state === 'unknown' || state === 'completed') {
         if (job) await job.remove();
-        await enqueueProcessing(ctx, account.account_tag, entry.transaction_tag);
+        await enqueueProcessing(ctx, account.account_tag, entry);
       } else continue;
       requeued += 1;
       ctx.logger.warn({ account_tag: account.account_tag, transaction_tag: entry.transaction_tag, job_state: state }, 'ended call was not processed: queued again');

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
-import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/types';
 import { refusalAlert } from '../../shared/alerts';
 import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart } from '../../shared/rating';
@@ -27,7 +28,7 @@ async function insertEntry(
   for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
     if (!account) return { ok: false, reason: Reasons.NOT_FOUND };
     const running = account.running_transactions ?? [];
-    if (running.some((r) => r.transaction_tag === entry.transaction_tag)) {
+    if (running.some((r) => r.call_id === entry.call_id)) {
       return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
     }
     const max = account.max_concurrent_transactions;
@@ -40,7 +41,7 @@ async function insertEntry(
     }
     const filter: Filter<AccountDoc> = {
       _id: account._id,
-      'running_transactions.transaction_tag': { $ne: entry.transaction_tag },
+      'running_transactions.call_id': { $ne: entry.call_id },
     };
     if (max !== null && max !== undefined) {
       // max 0 means no call at all; otherwise the array may hold at most max - 1 entries now.
@@ -57,16 +58,13 @@ async function insertEntry(
   return { ok: false, reason: Reasons.BUSY };
 }
 
-export async function removeEntries(deps: TransactionDeps, accountTags: string[], tag: string): Promise<void> {
-  const { accounts } = deps.ctx.mongo.collections;
-  await Promise.all(
-    accountTags.map((accountTag) =>
-      accounts.updateOne(
-        { account_tag: accountTag, 'running_transactions.transaction_tag': tag },
-        { $pull: { running_transactions: { transaction_tag: tag } }, $inc: { rev: 1 } },
-      ),
-    ),
+/** Removes one running entry, by its unique id; true when this call removed it. */
+export async function removeEntry(deps: TransactionDeps, accountTag: string, entryId: string): Promise<boolean> {
+  const result = await deps.ctx.mongo.collections.accounts.updateOne(
+    { account_tag: accountTag, 'running_transactions.id': entryId },
+    { $pull: { running_transactions: { id: entryId } }, $inc: { rev: 1 } },
   );
+  return result.modifiedCount === 1;
 }
 
 /**
@@ -85,9 +83,9 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob): Promise<Operation
   const { accounts } = deps.ctx.mongo.collections;
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
   if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
-  // A tag already recorded for this account would collide with its record and debit marker.
+  // A tag already recorded for this caller would collide with its record.
   const recorded = await deps.ctx.mongo.collections.transactions.countDocuments(
-    { account_tag: job.account_tag, transaction_tag: job.transaction_tag },
+    { account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag },
     { limit: 1 },
   );
   if (recorded > 0) return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
@@ -102,10 +100,14 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob): Promise<Operation
   const callParties = rated.map((r) => r.party.account.account_tag);
   // The caller's carrier is the one the call goes out on; parents bill it at their own rates.
   const carrierIp = job.carrier_ip ?? rated[0].rate.carrierIp;
-  const inserted: string[] = [];
+  const inserted: Array<{ account_tag: string; id: string }> = [];
+  const call = callId(job.account_tag, job.transaction_tag);
   for (const { party, rate } of rated) {
     const entry: RunningTransaction = {
+      id: randomUUID(),
       transaction_tag: job.transaction_tag,
+      origin_account_tag: job.account_tag,
+      call_id: call,
       source: job.source,
       destination: job.destination,
       carrier_ip: party.inbound ? rate.carrierIp || carrierIp : carrierIp,
@@ -121,10 +123,10 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob): Promise<Operation
     };
     const result = await insertEntry(deps, party, entry);
     if (!result.ok) {
-      await removeEntries(deps, inserted, job.transaction_tag);
+      await Promise.all(inserted.map((e) => removeEntry(deps, e.account_tag, e.id)));
       return { ok: false, reason: result.reason, refusedBy: party.account };
     }
-    inserted.push(party.account.account_tag);
+    inserted.push({ account_tag: party.account.account_tag, id: entry.id });
   }
   return { ok: true, reason: null };
 }

@@ -1,34 +1,36 @@
 import type { AccountDoc } from '../../shared/domain/types';
+import { applyGuarded, opIds, wasApplied } from '../../shared/ledger';
 import type { ProcessingJob } from '../../shared/queues/payloads';
 import type { TransactionDeps } from './deps';
-import { afterDebit, applyBalanceChange, insertRecord, markCharged, opApplied, opIds } from './ledger';
+import { afterDebit, insertRecord, markCharged } from './record-store';
 import { ratedRecord } from './records';
+import { removeEntry } from './begin';
 
-export type ProcessingOutcome = 'charged' | 'already-done' | 'not-ended' | 'rolled-back' | 'gone';
+export type ProcessingOutcome = 'charged' | 'already-done' | 'not-ended' | 'rolled-back' | 'gone' | 'duplicate';
 
 /**
  * Rates an ended call of one account, saves its record, debits the balance and removes the running
- * entry. Idempotent at every step (DESIGN.md section 2), so a job retried after a crash anywhere, or
- * delivered twice, charges exactly once:
- *  1. insert the record (state 'pending') under the unique (account_tag, transaction_tag) index;
- *  2. one atomic account update, filtered on the entry still being there and the operation marker
- *     absent, removes the entry, debits the fee and pushes the marker;
- *  3. mark the record 'charged'.
- * When step 2 finds no entry, the marker tells whether we debited it earlier (finish step 3) or a
- * rollback removed it first (delete the pending record: the call is not charged).
+ * entry. Exactly once whatever is retried or redelivered (DESIGN.md section 2):
+ *  1. insert the record ('pending'), whose `_id` is the running entry's unique id, so every attempt
+ *     writes the same record and the charge's ledger id (`charge:<_id>`) names this call only;
+ *  2. one atomic account update, guarded by the entry being there, removes it and debits the fee
+ *     (src/shared/ledger: the entry cannot come back, so the debit cannot happen twice);
+ *  3. the ledger entry, the record marked 'charged', the account's marker removed.
+ * When step 2 finds no entry, the ledger tells whether an earlier attempt charged it (finish step 3)
+ * or a rollback removed the entry first (delete the pending record: the call is not charged).
  */
 export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob): Promise<{ outcome: ProcessingOutcome; fee: bigint; account?: AccountDoc }> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
-  const tag = job.transaction_tag;
-  const op = opIds.process(tag);
   const account = await accounts.findOne({ account_tag: job.account_tag });
-  const entry = account?.running_transactions.find((r) => r.transaction_tag === tag);
-  if (!account || !entry) return { outcome: await reconcile(deps, job.account_tag, tag, op), fee: 0n };
+  const entry = account?.running_transactions.find((r) => r.id === job.entry_id);
+  if (!account || !entry) return { outcome: await reconcile(deps, job.account_tag, job.entry_id), fee: 0n };
   if (entry.in_progress || !entry.timestamp_end) return { outcome: 'not-ended', fee: 0n };
 
   const record = ratedRecord({
-    transaction_tag: tag,
+    id: entry.id,
+    transaction_tag: entry.transaction_tag,
     account_tag: account.account_tag,
+    origin_account_tag: entry.origin_account_tag,
     source: entry.source,
     source_ip: entry.source_ip ?? null,
     destination: entry.destination,
@@ -41,29 +43,39 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
     inbound: entry.inbound,
     rate: entry.rate,
     call_parties: entry.call_parties ?? [account.account_tag],
+    charged_by: 'processing',
   });
   const { existing } = await insertRecord(transactions, record);
+  if (existing && existing._id !== record._id) {
+    // The same call (account, caller, tag) was recorded by someone else: this entry must not charge it again.
+    await removeEntry(deps, account.account_tag, entry.id);
+    deps.ctx.logger.warn({ account_tag: account.account_tag, transaction_tag: entry.transaction_tag }, 'ended call already recorded: entry removed without charge');
+    return { outcome: 'duplicate', fee: 0n };
+  }
   if (existing && existing.state !== 'pending') return { outcome: 'already-done', fee: 0n };
   const fee = existing ? existing.fee : record.fee;
 
-  const applied = await applyBalanceChange(accounts, account.account_tag, -fee, op, {
-    filter: { 'running_transactions.transaction_tag': tag },
-    update: { $pull: { running_transactions: { transaction_tag: tag } } },
-  });
-  if (!applied) return { outcome: await reconcile(deps, account.account_tag, tag, op), fee: 0n };
-  await markCharged(transactions, account.account_tag, tag);
+  const applied = await applyGuarded(
+    deps.ctx.mongo.collections,
+    { op: opIds.charge(record._id), account_tag: account.account_tag, amount: -fee, kind: 'charge', transaction_tag: entry.transaction_tag, ref: record._id },
+    { 'running_transactions.id': entry.id },
+    { $pull: { running_transactions: { id: entry.id } } },
+    () => markCharged(transactions, record._id),
+  );
+  if (!applied) return { outcome: await reconcile(deps, account.account_tag, entry.id), fee: 0n };
   afterDebit(deps.ctx, applied, fee);
   return { outcome: 'charged', fee, account: applied };
 }
 
-async function reconcile(deps: TransactionDeps, accountTag: string, tag: string, op: string): Promise<ProcessingOutcome> {
-  const { accounts, transactions } = deps.ctx.mongo.collections;
-  const record = await transactions.findOne({ account_tag: accountTag, transaction_tag: tag });
+/** The entry is gone: finish what an earlier attempt charged, or drop the record of a call rolled back. */
+async function reconcile(deps: TransactionDeps, accountTag: string, recordId: string): Promise<ProcessingOutcome> {
+  const { transactions } = deps.ctx.mongo.collections;
+  const record = await transactions.findOne({ _id: recordId });
   if (!record || record.state !== 'pending') return record ? 'already-done' : 'gone';
-  if (await opApplied(accounts, accountTag, op)) {
-    await markCharged(transactions, accountTag, tag);
+  if (await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.charge(recordId))) {
+    await markCharged(transactions, recordId);
     return 'already-done';
   }
-  await transactions.deleteOne({ _id: record._id, state: 'pending' });
+  await transactions.deleteOne({ _id: recordId, state: 'pending' });
   return 'rolled-back';
 }

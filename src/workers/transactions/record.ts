@@ -1,10 +1,12 @@
+import type { TransactionDoc } from '../../shared/domain/types';
+import { applyOnce, opIds } from '../../shared/ledger';
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
 import { Reasons, TransactionDeps } from './deps';
-import { afterDebit, applyBalanceChange, insertRecord, markCharged, opIds } from './ledger';
 import { resolveParties } from './parties';
 import { PartyRate, rateParty } from './route';
 import { ratedRecord } from './records';
 import type { Party } from './parties';
+import { afterDebit, insertRecord, markCharged } from './record-store';
 
 export interface RecordOutcome extends OperationResult {
   /** Fee charged to the calling account (0 on refusal or duplicate). */
@@ -13,9 +15,12 @@ export interface RecordOutcome extends OperationResult {
 }
 
 /**
- * recordTransaction: rates a finished call and, for each party, saves its record and debits it.
- * The debit carries an operation marker, so a retry after a crash charges once; a record already
- * 'charged' means the call was recorded before (a duplicate line of a CDR file, say).
+ * recordTransaction: rates a finished call and, for each party, saves its record and charges it.
+ * Every refusal is decided before anything is written. Then each party's record is written first
+ * ('pending': the intent), and charged through the ledger under `charge:<record _id>`: a record id is
+ * new on every insert, so a tag used again after a rollback is a new charge, and a re-run that finds
+ * its own pending record finishes that record's charge instead of making another.
+ * A caller's record already settled means the call was recorded before: DUPLICATE_TRANSACTION.
  */
 export async function record(deps: TransactionDeps, job: RecordJob): Promise<RecordOutcome> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
@@ -32,12 +37,14 @@ export async function record(deps: TransactionDeps, job: RecordJob): Promise<Rec
   }
   const callParties = rated.map((r) => r.party.account.account_tag);
   const carrierIp = job.carrier_ip ?? rated[0].rate.carrierIp;
-  let callerFee = 0n;
+
+  // The intents: every party's record, before any balance changes.
+  const written: Array<{ doc: TransactionDoc; fresh: boolean; freshAt: number | null }> = [];
   for (const [i, { party, rate }] of rated.entries()) {
-    const accountTag = party.account.account_tag;
     const doc = ratedRecord({
       transaction_tag: job.transaction_tag,
-      account_tag: accountTag,
+      account_tag: party.account.account_tag,
+      origin_account_tag: job.account_tag,
       source: job.source,
       source_ip: job.source_ip,
       destination: job.destination,
@@ -50,18 +57,28 @@ export async function record(deps: TransactionDeps, job: RecordJob): Promise<Rec
       inbound: party.inbound,
       rate: rate.rate,
       call_parties: callParties,
+      charged_by: 'record',
     });
     const { existing } = await insertRecord(transactions, doc);
     if (existing && existing.state !== 'pending') {
-      // Only the caller's record decides: a duplicate there is a duplicate call.
+      // Only the caller's record decides: a settled one there is a duplicate call.
       if (i === 0) return refused(Reasons.DUPLICATE_TRANSACTION);
       continue;
     }
-    const fee = existing ? existing.fee : doc.fee;
-    const updated = await applyBalanceChange(accounts, accountTag, -fee, opIds.record(job.transaction_tag));
-    await markCharged(transactions, accountTag, job.transaction_tag);
-    if (updated) afterDebit(deps.ctx, updated, fee);
-    if (i === 0) callerFee = fee;
+    // The account was read (resolveParties) before this record existed: its charge was not applied then.
+    written.push({ doc: existing ?? doc, fresh: !existing, freshAt: party.account.ledger_rev ?? null });
+  }
+
+  let callerFee = 0n;
+  for (const { doc, fresh, freshAt } of written) {
+    const result = await applyOnce(
+      deps.ctx.mongo.collections,
+      { op: opIds.charge(doc._id), account_tag: doc.account_tag, amount: -doc.fee, kind: 'charge', transaction_tag: doc.transaction_tag, ref: doc._id },
+      fresh ? freshAt : undefined,
+    );
+    await markCharged(transactions, doc._id);
+    if (result.outcome === 'applied') afterDebit(deps.ctx, result.account, doc.fee);
+    if (doc.account_tag === job.account_tag) callerFee = doc.fee;
   }
   return { ok: true, reason: null, fee: callerFee, duplicate: false };
 }

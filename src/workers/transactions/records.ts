@@ -3,8 +3,11 @@ import type { RateSnapshot, TransactionDoc } from '../../shared/domain/types';
 import { callDurationSeconds, computeFee } from '../../shared/rating';
 
 export interface CallFacts {
+  /** The record's `_id`; a random one when absent. */
+  id?: string;
   transaction_tag: string;
   account_tag: string;
+  origin_account_tag: string;
   source: string | null;
   source_ip: string | null;
   destination: string | null;
@@ -17,15 +20,17 @@ export interface CallFacts {
   inbound: boolean;
   rate: RateSnapshot | null;
   call_parties: string[];
+  charged_by?: TransactionDoc['charged_by'];
 }
 
 /** The consolidated, self-contained record of a rated call (state 'pending' until charged). */
 export function ratedRecord(call: CallFacts): TransactionDoc {
   const duration = callDurationSeconds(call.timestamp_begin, call.timestamp_end);
   return {
-    _id: randomUUID(),
+    _id: call.id ?? randomUUID(),
     transaction_tag: call.transaction_tag,
     account_tag: call.account_tag,
+    origin_account_tag: call.origin_account_tag,
     source: call.source,
     source_ip: call.source_ip,
     destination: call.destination,
@@ -43,5 +48,6 @@ export function ratedRecord(call: CallFacts): TransactionDoc {
     fee: call.rate ? computeFee(call.rate, duration) : 0n,
     state: 'pending',
     call_parties: call.call_parties,
+    ...(call.charged_by ? { charged_by: call.charged_by } : {}),
   };
 }

@@ -34,9 +34,10 @@ describe('processing is exact under duplicate delivery and worker crashes', () =
       expect((await begin('d1', 'dup')).body).toEqual({ ok: true, reason: null });
       expect((await end('d1', 'dup', 10)).body).toEqual({ ok: true, reason: null });
       // Two more deliveries of the same work under other job ids, as after a lost lock or a re-enqueue.
-      const payload = { account_tag: 'dup', transaction_tag: 'd1', enqueued_at: new Date().toISOString() };
-      await h.ctx.queues.processing.add('process', payload, { jobId: `${jobId('process', 'dup', 'd1')}/again` });
-      await h.ctx.queues.processing.add('process', payload, { jobId: `${jobId('process', 'dup', 'd1')}/third` });
+      const entryId = (await accounts().findOne({ account_tag: 'dup' }))!.running_transactions[0].id;
+      const payload = { account_tag: 'dup', transaction_tag: 'd1', entry_id: entryId, enqueued_at: new Date().toISOString() };
+      await h.ctx.queues.processing.add('process', payload, { jobId: `${jobId('process', entryId)}/again` });
+      await h.ctx.queues.processing.add('process', payload, { jobId: `${jobId('process', entryId)}/third` });
     } finally {
       await h.ctx.queues.processing.resume();
     }

@@ -1,6 +1,6 @@
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';
-import type { ImportBatchDoc } from '../../../src/workers/imports/registry';
+import type { ImportBatchDoc } from '../../../src/shared/ledger';
 
 /**
  * The spec's lifecycle table, through the agent's HTTP endpoints, with two real worker processes.
@@ -212,7 +212,7 @@ describe('agent operations and refusals', () => {
     expect(await balance('recorder')).toBe(100_000n);
   });
 
-  it('refunds an imported record only when its batch finished its debits, waiting for a batch still running', async () => {
+  it('refunds an imported record only when its batch debited it, waiting for a batch still running', async () => {
     await accounts().insertOne(account('imported', { balance: 70n }));
     const batches = h.ctx.mongo.db.collection<ImportBatchDoc>('import_batches');
     // What storeBatchResult writes once a batch's debits are applied.
@@ -225,7 +225,10 @@ describe('agent operations and refusals', () => {
       { _id: 'imp/f/0', ...claim, ...finished(1) },
       { _id: 'imp/f/1', ...claim, batch: 1 },
     ]);
-    const base = { account_tag: 'imported', source: '1', source_ip: null, destination: '3932', carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null, timestamp_begin: new Date(), timestamp_end: new Date(), inbound: false, failed: false, duration: 60, fee: 30n, state: 'imported' as const };
+    // The ledger entries of the debits batches 0 and 1 made (applyBatchDebits); batch 2 debited nothing.
+    const debit = (batch: string) => ({ _id: `import:${batch}:imported`, account_tag: 'imported', amount: -30n, kind: 'import' as const, transaction_tag: null, ref: batch, at: new Date() });
+    await h.ctx.mongo.collections.ledger.insertMany([debit('imp/f/0'), debit('imp/f/1')]);
+    const base = { account_tag: 'imported', origin_account_tag: 'imported', source: '1', source_ip: null, destination: '3932', carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null, timestamp_begin: new Date(), timestamp_end: new Date(), inbound: false, failed: false, duration: 60, fee: 30n, state: 'imported' as const };
     await transactions().insertMany([
       { ...base, _id: 'imp-done', transaction_tag: 'i1', charge_op: 'imp/f/0' },
       { ...base, _id: 'imp-running', transaction_tag: 'i2', charge_op: 'imp/f/1' },
@@ -243,7 +246,7 @@ describe('agent operations and refusals', () => {
     expect((await pending).body).toEqual({ ok: true, reason: null });
     expect(await balance('imported')).toBe(130n);
 
-    // No batch document: nothing proves a debit, so nothing is refunded.
+    // No batch document and no debit in the ledger: nothing is refunded.
     expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i3', account_tag: 'imported' })).body).toEqual({ ok: true, reason: null });
     expect(await balance('imported')).toBe(130n);
     expect(await transactions().countDocuments({ account_tag: 'imported' })).toBe(0);

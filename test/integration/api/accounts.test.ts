@@ -7,6 +7,9 @@ const SCALARS = `id account_tag type balance active max_concurrent_transactions 
 function runningEntry(tag: string, overrides: Partial<RunningTransaction> = {}): RunningTransaction {
   return {
     transaction_tag: tag,
+    id: `entry-${tag}`,
+    origin_account_tag: 'caller',
+    call_id: `caller/${tag}`,
     source: '100',
     destination: '4420',
     carrier_ip: 'gw.example:5060',
@@ -176,11 +179,15 @@ describe('API accounts', () => {
       id = (await api.ok('mutation { createAccount(account_tag: "u-1", name: "One", balance: 10, pricelist_tags: ["pl"], tags: ["x"]) { id } }')).createAccount.id;
     });
 
-    it('changes only the given fields; null clears; every update bumps rev', async () => {
+    it('changes only the given fields; null clears; every update bumps rev; a new balance is a ledger adjustment', async () => {
       const revBefore = (await accounts().findOne({ _id: id }))?.rev ?? 0;
       const { updateAccount } = await api.ok(`mutation { updateAccount(id: "${id}", name: null, tags: null, balance: 25, max_concurrent_transactions: 2) { ${SCALARS} } }`);
       expect(updateAccount).toMatchObject({ account_tag: 'u-1', name: null, tags: null, balance: 25, max_concurrent_transactions: 2, pricelist_tags: ['pl'] });
-      expect((await accounts().findOne({ _id: id }))?.rev).toBe(revBefore + 1);
+      // One write for the fields, one for the balance (through the ledger).
+      expect((await accounts().findOne({ _id: id }))?.rev).toBe(revBefore + 2);
+      const adjustments = await api.ctx.mongo.collections.ledger.find({ account_tag: 'u-1' }).toArray();
+      expect(adjustments).toEqual([expect.objectContaining({ kind: 'adjust', amount: 15n, ref: 'updateAccount' })]);
+      expect((await accounts().findOne({ _id: id }))?.opening_balance).toBe(10n);
     });
 
     it('renames by id, and updates by tag', async () => {

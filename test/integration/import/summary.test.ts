@@ -16,7 +16,7 @@ describe('rating import: summary, rejects and reruns', () => {
     await seedImportData(ctx, 5);
     // Recorded before the import: the file's line for it is a duplicate.
     await ctx.mongo.collections.transactions.insertOne({
-      _id: 'existing-record', transaction_tag: 'old', account_tag: 'a1', source: null, source_ip: null, destination: null,
+      _id: 'existing-record', transaction_tag: 'old', account_tag: 'a1', origin_account_tag: 'a1', source: null, source_ip: null, destination: null,
       carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null,
       timestamp_begin: null, timestamp_end: null, inbound: false, failed: false, duration: 0, fee: 0n, state: 'charged',
     });

@@ -11,6 +11,9 @@ const rate = { pricelist_tag: 'pl', carrier_tag: 'c1', prefix: '39', connect_fee
 function entry(tag: string, beganSecondsAgo: number, overrides: Partial<RunningTransaction> = {}): RunningTransaction {
   return {
     transaction_tag: tag,
+    id: `entry-${tag}`,
+    origin_account_tag: 'caller',
+    call_id: `caller/${tag}`,
     source: '100',
     destination: '3932',
     carrier_ip: '10.0.0.1:5060',

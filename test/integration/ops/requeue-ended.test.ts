@@ -1,5 +1,6 @@
 import type { RunningTransaction } from '../../../src/shared/domain/types';
-import { jobId, QueueNames } from '../../../src/shared/queues/names';
+import { QueueNames } from '../../../src/shared/queues/names';
+import { processingJobId } from '../../../src/workers/transactions/end';
 import { ENDED_GRACE_MS, requeueEndedCalls } from '../../../src/workers/maintenance/requeue-ended';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
@@ -12,6 +13,9 @@ function ended(tag: string, endedMsAgo: number): RunningTransaction {
   const end = Date.now() - endedMsAgo;
   return {
     transaction_tag: tag,
+    id: `entry-${tag}`,
+    origin_account_tag: 'caller',
+    call_id: `caller/${tag}`,
     source: '100',
     destination: '3932',
     carrier_ip: '10.0.0.1:5060',
@@ -42,9 +46,9 @@ describe('maintenance: ended calls left unprocessed', () => {
 
   it('queues the lost call once, leaves a recently ended one alone, and processing then charges it', async () => {
     expect(await requeueEndedCalls(ctx)).toBe(1);
-    const job = await ctx.queues.processing.getJob(jobId('process', 'lost', 'lost-call'));
+    const job = await ctx.queues.processing.getJob(processingJobId('entry-lost-call'));
     expect(job?.data).toMatchObject({ account_tag: 'lost', transaction_tag: 'lost-call' });
-    expect(await ctx.queues.processing.getJob(jobId('process', 'lost', 'just-ended'))).toBeUndefined();
+    expect(await ctx.queues.processing.getJob(processingJobId('entry-just-ended'))).toBeUndefined();
     // Already queued and waiting: a second pass adds nothing.
     expect(await requeueEndedCalls(ctx)).toBe(0);
     expect(await ctx.queues.processing.getJobCountByTypes('waiting')).toBe(1);

@@ -1,14 +1,14 @@
 import type { ImportLine } from '../../../src/shared/queues/payloads';
 import { RatingIndex } from '../../../src/shared/rating';
 import type { BatchAccount } from '../../../src/workers/imports/accounts';
-import { importDebitMarker, importRecordId } from '../../../src/workers/imports/ids';
+import { importRecordId, opIds } from '../../../src/shared/ledger';
 import { planBatch } from '../../../src/workers/imports/plan';
 import { carrier, rate } from '../../support/seed';
 
 const index = RatingIndex.build([rate('pl', 'c1', '49', { rate: 60, rate_increment: 1 })], [carrier('c1', { host: '10.0.0.1' })]);
 const acct = (tag: string, extra: Partial<BatchAccount> = {}): [string, BatchAccount] => [
   tag,
-  { account_tag: tag, active: true, pricelist_tags: ['pl'], carrier_tags: null, carrier_tags_override: null, linked_accounts: [], rev: 1, ...extra },
+  { account_tag: tag, active: true, pricelist_tags: ['pl'], carrier_tags: null, carrier_tags_override: null, linked_accounts: [], ledger_rev: 1, ...extra },
 ];
 const accounts = new Map([acct('a'), acct('b', { linked_accounts: ['p'] }), acct('p', { linked_accounts: ['b'] }), acct('off', { active: false }), acct('r', { pricelist_tags: [] })]);
 const line = (n: number, tag: string, account: string, extra: Partial<ImportLine> = {}): ImportLine => ({
@@ -48,7 +48,7 @@ describe('planBatch (rating a batch in memory)', () => {
     expect(plans[4]).toEqual({ kind: 'refused', reason: 'UNREACHABLE_DESTINATION', account_tag: 'a' });
     const first = plans[0];
     if (first.kind !== 'planned') throw new Error('planned');
-    expect(first.caller.doc).toMatchObject({ _id: importRecordId('imp/x/0', 'a', 't1'), charge_op: 'imp/x/0', fee: 11n, duration: 11, state: 'imported', carrier_ip: '10.0.0.1:5060' });
+    expect(first.caller.doc).toMatchObject({ _id: importRecordId('imp/x/0', 'a', 'a', 't1'), origin_account_tag: 'a', charge_op: 'imp/x/0', fee: 11n, duration: 11, state: 'imported', carrier_ip: '10.0.0.1:5060' });
     const linked = plans[5];
     if (linked.kind !== 'planned') throw new Error('planned');
     expect(linked.others.map((o) => [o.doc.account_tag, o.inbound, o.doc.fee])).toEqual([
@@ -58,16 +58,17 @@ describe('planBatch (rating a batch in memory)', () => {
     expect(linked.caller.doc.call_parties).toEqual(['b', 'p', 'r']);
   });
 
-  it('derives the same record ids for the same batch, and different ones for another batch', () => {
-    expect(importRecordId('imp/x/0', 'a', 't1')).toBe(importRecordId('imp/x/0', 'a', 't1'));
-    expect(importRecordId('imp/x/0', 'a', 't1')).not.toBe(importRecordId('imp/x/1', 'a', 't1'));
-    expect(importRecordId('imp/x/0', 'a', 't1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  it('derives the same record ids for the same batch, and different ones for another batch or caller', () => {
+    expect(importRecordId('imp/x/0', 'a', 'a', 't1')).toBe(importRecordId('imp/x/0', 'a', 'a', 't1'));
+    expect(importRecordId('imp/x/0', 'a', 'a', 't1')).not.toBe(importRecordId('imp/x/1', 'a', 'a', 't1'));
+    // A parent's records of two children's calls with one tag are two records.
+    expect(importRecordId('imp/x/0', 'p', 'a', 't1')).not.toBe(importRecordId('imp/x/0', 'p', 'b', 't1'));
+    expect(importRecordId('imp/x/0', 'a', 'a', 't1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
-  it('gives each batch a short debit marker of its own', () => {
-    const long = `imp/${'f'.repeat(64)}/123`;
-    expect(importDebitMarker(long)).toMatch(/^b:[A-Za-z0-9_-]{16}$/);
-    expect(importDebitMarker(long)).toBe(importDebitMarker(long));
-    expect(importDebitMarker('imp/x/0')).not.toBe(importDebitMarker('imp/x/1'));
+  it('names each batch debit of each account once, in the ledger', () => {
+    expect(opIds.importDebit('imp/x/0', 'a')).toBe(opIds.importDebit('imp/x/0', 'a'));
+    expect(opIds.importDebit('imp/x/0', 'a')).not.toBe(opIds.importDebit('imp/x/1', 'a'));
+    expect(opIds.importDebit('imp/x/0', 'a')).not.toBe(opIds.importDebit('imp/x/0', 'b'));
   });
 });

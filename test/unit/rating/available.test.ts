@@ -17,6 +17,9 @@ const RATE: RateSnapshot = {
 function entry(over: Partial<RunningTransaction>): RunningTransaction {
   return {
     transaction_tag: 't',
+    id: 'entry-t',
+    origin_account_tag: 'caller',
+    call_id: 'caller/t',
     source: '100',
     destination: '4420',
     carrier_ip: '10.0.0.1:5060',

@@ -274,6 +274,9 @@ describe('properties against reference implementations', () => {
             if (s.rate) expected -= feeRef(s.rate, ms <= 0 ? 0 : Math.ceil(ms / 1000));
             return {
               transaction_tag: `t${i}`,
+              id: `entry-t${i}`,
+              origin_account_tag: 'caller',
+              call_id: `caller/t${i}`,
               source: '1',
               destination: '2',
               carrier_ip: '',

@@ -1,6 +1,33 @@
+import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { isDuplicateKeyError } from '../../shared/mongo';
-import type { ImportBatchResult } from '../../shared/queues/payloads';
+import { isDuplicateKeyError } from '../mongo';
+import type { ImportBatchResult } from '../queues/payloads';
+
+/**
+ * Names of an import's pieces. A batch is identified by its import id and number; the same pair always
+ * holds the same calls (docs/IMPORTS.md), so it serves as the BullMQ job id, the `_id` of its document
+ * in `import_batches`, the owner (`charge_op`) of every record the batch writes, and part of the ledger
+ * id of its debits (`import:<batch>:<account>`).
+ */
+export const IMPORT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function importBatchId(importId: string, batch: number): string {
+  return `imp/${importId}/${batch}`;
+}
+
+/**
+ * The `_id` of the record a batch writes for one account and call (account, caller, tag): a name-based
+ * UUID, so a retried batch writes the very same documents and can find them again by `_id`, while a
+ * record of the same call written by anyone else (another batch, recordTransaction, processing) has a
+ * different `_id` and is recognised as theirs.
+ */
+export function importRecordId(batchId: string, accountTag: string, originAccountTag: string, transactionTag: string): string {
+  const h = createHash('sha256').update(batchId).update('\0').update(accountTag).update('\0').update(originAccountTag).update('\0').update(transactionTag).digest();
+  h[6] = (h[6] & 0x0f) | 0x50; // version 5 (name-based)
+  h[8] = (h[8] & 0x3f) | 0x80; // RFC 4122 variant
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
 
 /**
  * Durable facts about imports, beside the queue (Redis may lose them; MongoDB must not):
@@ -82,8 +109,10 @@ export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: nu
   await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date() } });
 }
 
-/** Whether the debits of the batch that wrote an 'imported' record are applied ('running': not yet). */
-export async function batchDebitState(db: Db, batchId: string): Promise<'done' | 'running' | 'unknown'> {
+export type BatchDebitState = 'done' | 'running' | 'unknown';
+
+/** Whether the batch that wrote an 'imported' record has finished ('running': not yet; 'unknown': no document). */
+export async function batchDebitState(db: Db, batchId: string): Promise<BatchDebitState> {
   // The result itself (refusals, totals) is not needed; `result.lines` stands for it in the predicate.
   const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1, 'result.lines': 1 } });
   if (!doc) return 'unknown';

@@ -1,0 +1,57 @@
+/**
+ * What the ledger stores. Money is bigint (BSON int64); a debit is negative, a credit positive.
+ */
+
+export type LedgerKind =
+  /** One call's fee taken from one party (processing, recordTransaction). */
+  | 'charge'
+  /** An import batch's total for one account (CDR imports, recordTransactions). */
+  | 'import'
+  /** A record's fee given back (rollbackTransaction). */
+  | 'refund'
+  /** An operator's change of the balance (management API). */
+  | 'adjust';
+
+/** An applied balance change, kept forever: its `_id` is the operation's permanent idempotency key. */
+export interface LedgerEntryDoc {
+  _id: string;
+  account_tag: string;
+  amount: bigint;
+  kind: LedgerKind;
+  transaction_tag: string | null;
+  /** The record charged or refunded, the batch of an import debit, or the reason of an adjustment. */
+  ref: string | null;
+  at: Date;
+}
+
+/**
+ * Sits in the account's `ledger_pending` from the atomic update that changed the balance until the
+ * ledger entry exists; it carries the entry, so anyone can finish the operation from the account alone.
+ */
+export interface LedgerMarker {
+  op: string;
+  amount: bigint;
+  kind: LedgerKind;
+  transaction_tag: string | null;
+  ref: string | null;
+  at: Date;
+}
+
+/** An operation to apply to one account, named by its permanent id. */
+export type LedgerOp = Omit<LedgerMarker, 'at'> & { account_tag: string };
+
+/**
+ * Operation ids. Each is derived from something that exists once: a record `_id` (random, or derived
+ * from a running entry's random id or from a batch id), a batch id, a request's random id. Never from
+ * a transaction tag, which a client may use again after a rollback.
+ */
+export const opIds = {
+  /** The fee of one record (processing or recordTransaction). */
+  charge: (recordId: string) => `charge:${recordId}`,
+  /** One account's share of one import batch. */
+  importDebit: (batchId: string, accountTag: string) => `import:${batchId}:${accountTag}`,
+  /** Giving back one record's fee: at most one per record, whatever charged it. */
+  refund: (recordId: string) => `refund:${recordId}`,
+  /** An operator's balance change through the API. */
+  adjust: (requestId: string) => `adjust:${requestId}`,
+};

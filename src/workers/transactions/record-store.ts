@@ -1,0 +1,43 @@
+import type { TransactionDoc } from '../../shared/domain/types';
+import { checkBalanceAlerts } from '../../shared/alerts';
+import type { AppContext } from '../../shared/context';
+import type { AccountDoc } from '../../shared/domain/types';
+import { recordRatedCall } from '../../shared/metrics';
+import type { Collections } from '../../shared/mongo';
+import { isDuplicateKeyError } from '../../shared/mongo';
+
+/** A record's unique key: the account, the tag and the calling account. */
+export function recordKey(record: Pick<TransactionDoc, 'account_tag' | 'transaction_tag' | 'origin_account_tag'>) {
+  return { account_tag: record.account_tag, transaction_tag: record.transaction_tag, origin_account_tag: record.origin_account_tag };
+}
+
+/** Inserts a record; a duplicate (same account, tag and caller) returns the existing one instead. */
+export async function insertRecord(
+  transactions: Collections['transactions'],
+  record: TransactionDoc,
+): Promise<{ inserted: boolean; existing: TransactionDoc | null }> {
+  try {
+    await transactions.insertOne(record);
+    return { inserted: true, existing: null };
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    const existing = await transactions.findOne(recordKey(record));
+    // Gone again already (rolled back in between): the caller decides afresh on its next attempt.
+    if (!existing) throw new Error(`record ${record.account_tag}/${record.transaction_tag} changed while being written; retry`);
+    return { inserted: false, existing };
+  }
+}
+
+/** Marks a pending record charged, once its charge is in the ledger. */
+export async function markCharged(transactions: Collections['transactions'], recordId: string): Promise<void> {
+  await transactions.updateOne({ _id: recordId, state: 'pending' }, { $set: { state: 'charged' } });
+}
+
+/**
+ * Metrics and balance alerts after a charge. Alerts are queued fire-and-forget: they never delay
+ * rating and never fail it.
+ */
+export function afterDebit(ctx: AppContext, updated: AccountDoc, fee: bigint): void {
+  recordRatedCall(ctx, fee);
+  if (fee > 0n) void checkBalanceAlerts(ctx, updated, updated.balance + fee);
+}
