@@ -12,6 +12,7 @@ import type {
   RollbackJob,
   TransactionJob,
 } from '../shared/queues/payloads';
+import { decideAbandoned } from '../shared/outcomes';
 import { parseDateTime } from '../shared/validation/datetime';
 
 /** Longest tag, address or number we accept; longer input is a client bug, not a call. */
@@ -126,9 +127,15 @@ export const validate = {
 
 export type OperationName = Exclude<keyof typeof validate, 'authorization'>;
 
+/** How long the agent tries to record an abandonment before answering without it. */
+const ABANDON_WRITE_MS = 2000;
+
 /**
  * The agent's only job: validate, enqueue, and wait (bounded by AGENT_TIMEOUT_MS) for the worker's
- * answer. Workers drop a job found past its deadline, so a TIMEOUT answer never takes effect later.
+ * answer. When it stops waiting (the deadline, a failed job, Redis unreachable), it records the
+ * operation abandoned (src/shared/outcomes.ts) before answering TIMEOUT or UNAVAILABLE: a worker that
+ * made the changes then takes them back, so the answer is true. If a worker decided 'done' first, its
+ * answer is given instead. Authorization only reads: it is never recorded.
  */
 export class AgentOperations {
   constructor(
@@ -136,33 +143,45 @@ export class AgentOperations {
     private readonly events: QueueEvents,
   ) {}
 
-  private async submit<R>(job: TransactionJob, timedOut: R): Promise<R> {
-    const added = await this.ctx.queues.transactions.add(job.op, job, { jobId: randomUUID() });
+  private async submit<R>(job: TransactionJob, answers: { timedOut: R; unavailable: R }, decided?: (jobId: string) => Promise<R | null>): Promise<R> {
+    const jobId = randomUUID();
+    let failure: 'timeout' | 'unavailable';
     try {
+      const added = await this.ctx.queues.transactions.add(job.op, job, { jobId });
       return (await added.waitUntilFinished(this.events, job.deadline - Date.now())) as R;
     } catch (err) {
-      const message = (err as Error).message ?? '';
-      if (/timed out/i.test(message)) return timedOut;
-      this.ctx.logger.error({ err, jobId: added.id, op: job.op }, 'agent operation failed in the worker');
-      throw err;
+      failure = /timed out/i.test((err as Error).message ?? '') ? 'timeout' : 'unavailable';
+      if (failure === 'unavailable') this.ctx.logger.warn({ err, jobId, op: job.op }, 'agent operation failed: answered UNAVAILABLE');
     }
+    const answer = decided ? await decided(jobId).catch((err: unknown) => {
+      this.ctx.logger.error({ err, jobId, op: job.op }, 'could not record the operation abandoned: the recovery sweep will');
+      return null;
+    }) : null;
+    return answer ?? (failure === 'timeout' ? answers.timedOut : answers.unavailable);
+  }
+
+  /** Records the operation abandoned; returns the worker's answer if it had decided 'done' first. */
+  private async abandon(job: TransactionJob & { account_tag: string; transaction_tag: string | null }, jobId: string): Promise<OperationResult | null> {
+    const ref = { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag ?? '' };
+    const decision = await Promise.race([
+      decideAbandoned(this.ctx.mongo.collections.outcomes, ref),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('MongoDB did not answer')), ABANDON_WRITE_MS).unref()),
+    ]);
+    return !decision.won && decision.doc.state === 'done' ? decision.doc.result : null;
   }
 
   async run(op: OperationName, input: Input): Promise<OperationResult> {
     const now = new Date();
     const job = validate[op](input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
-    return this.submit<OperationResult>(job, { ok: false, reason: 'TIMEOUT' });
+    return this.submit<OperationResult>(job, { timedOut: { ok: false, reason: 'TIMEOUT' }, unavailable: { ok: false, reason: 'UNAVAILABLE' } }, (jobId) =>
+      this.abandon(job, jobId),
+    );
   }
 
   async authorization(input: Input): Promise<AuthorizationResult> {
     const now = new Date();
     const job = validate.authorization(input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
-    return this.submit<AuthorizationResult>(job, {
-      authorized: false,
-      unauthorized_reason: 'TIMEOUT',
-      max_available_units: 0,
-      balance: null,
-      carriers: [],
-    });
+    const refused = (reason: string): AuthorizationResult => ({ authorized: false, unauthorized_reason: reason, max_available_units: 0, balance: null, carriers: [] });
+    return this.submit<AuthorizationResult>(job, { timedOut: refused('TIMEOUT'), unavailable: refused('UNAVAILABLE') });
   }
 }

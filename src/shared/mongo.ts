@@ -1,6 +1,7 @@
 import { Collection, Db, MongoClient } from 'mongodb';
 import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, TransactionDoc } from './domain/types';
 import type { LedgerEntryDoc } from './ledger/model';
+import type { OutcomeDoc } from './outcomes';
 
 export interface Collections {
   accounts: Collection<AccountDoc>;
@@ -10,6 +11,8 @@ export interface Collections {
   transactions: Collection<TransactionDoc>;
   /** Every applied balance change, by permanent operation id (src/shared/ledger). */
   ledger: Collection<LedgerEntryDoc>;
+  /** Who decided each agent operation's fate, the worker ('done') or the agent ('abandoned'): src/shared/outcomes.ts. */
+  outcomes: Collection<OutcomeDoc>;
 }
 
 export interface Mongo {
@@ -34,6 +37,7 @@ export async function connectMongo(url: string, dbName: string): Promise<Mongo> 
       rates: db.collection<PricelistRateDoc>('pricelist_rates'),
       transactions: db.collection<TransactionDoc>('transactions'),
       ledger: db.collection<LedgerEntryDoc>('ledger'),
+      outcomes: db.collection<OutcomeDoc>('agent_outcomes'),
     },
     close: () => client.close(),
   };
@@ -56,6 +60,8 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true }),
     // The audit and an account's history read the ledger by account.
     collections.ledger.createIndex({ account_tag: 1, at: 1 }),
+    // An outcome matters while its job can still run (seconds; minutes at most): kept a day.
+    collections.outcomes.createIndex({ at: 1 }, { expireAfterSeconds: 86_400 }),
   ]);
 }
 

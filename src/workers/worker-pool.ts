@@ -35,12 +35,21 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     instrumentWorker(ctx, worker);
     return worker;
   });
-  // Idempotent: every worker process registers the same single schedule.
-  if (queues.includes(QueueNames.maintenance)) await scheduleMaintenance(ctx);
+  // Idempotent: every worker process registers the same single schedule, and registers it again every
+  // period, so a Redis that lost its data gets it back without a worker restart.
+  let reschedule: NodeJS.Timeout | undefined;
+  if (queues.includes(QueueNames.maintenance)) {
+    await scheduleMaintenance(ctx);
+    reschedule = setInterval(() => {
+      scheduleMaintenance(ctx).catch((err: unknown) => ctx.logger.warn({ err }, 'could not register the maintenance schedule; next period'));
+    }, ctx.config.longCallScanSeconds * 1000);
+    reschedule.unref();
+  }
   ctx.logger.info({ queues, concurrency: ctx.config.workerConcurrency }, 'workers started');
   return {
     workers,
     close: async () => {
+      clearInterval(reschedule);
       await Promise.all(workers.map((w) => w.close()));
       await rating.close();
     },

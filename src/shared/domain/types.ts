@@ -84,6 +84,12 @@ export interface RunningTransaction {
    * inbound receiver), so end and rollback reach all of them from any one.
    */
   call_parties?: string[];
+  /** The agent job that inserted the entry, and its deadline (epoch ms): its outcome says whether it stays (src/shared/outcomes.ts). */
+  begin_job?: string;
+  begin_deadline?: number;
+  /** The agent job that ended the entry, and its deadline: processing is queued once that end is decided 'done'. */
+  end_job?: string;
+  end_deadline?: number;
 }
 
 export interface AccountDoc {
@@ -159,6 +165,11 @@ export interface TransactionDoc {
    * (recordTransaction: the record itself is the intent, finished by whoever finds it).
    */
   charged_by?: 'processing' | 'record';
+  /** When a rollback marked it 'rolling_back' (its refund follows at once; the sweep finishes it if not). */
+  rolling_back_at?: Date;
+  /** recordTransaction's job and deadline: the record stays only if that operation is decided 'done'. */
+  record_job?: string;
+  record_deadline?: number;
 }
 
 /** The key of a call within one account: its caller and its tag (tags are the caller's, not global). */

@@ -21,7 +21,11 @@ export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date())
   let requeued = 0;
   for await (const account of cursor) {
     for (const entry of account.running_transactions ?? []) {
-      if (entry.in_progress || !(entry.timestamp_end instanceof Date) || entry.timestamp_end.getTime() >= before) continue;
+      if (entry.in_progress || !(entry.timestamp_end instanceof Date)) continue;
+      // The end's own deadline (server time) when known; the client's timestamp_end otherwise.
+      if ((entry.end_deadline ?? entry.timestamp_end.getTime()) >= before) continue;
+      // Only an end decided 'done' is charged; an undecided or abandoned one is the recovery sweep's.
+      if (entry.end_job && (await ctx.mongo.collections.outcomes.findOne({ _id: entry.end_job }, { projection: { state: 1 } }))?.state !== 'done') continue;
       const job = await ctx.queues.processing.getJob(processingJobId(entry.id));
       const state = job ? await job.getState() : 'missing';
       if (state === 'failed') await job!.retry('failed');

@@ -13,7 +13,7 @@ export function processorsFor(deps: TransactionDeps): Record<string, Processor> 
     [QueueNames.transactions]: transactionProcessor(deps) as Processor,
     [QueueNames.processing]: processingProcessor(deps) as Processor,
     [QueueNames.alerts]: alertProcessor(ctx) as Processor,
-    [QueueNames.maintenance]: maintenanceProcessor(ctx) as Processor,
+    [QueueNames.maintenance]: maintenanceProcessor(deps) as Processor,
     [QueueNames.imports]: importProcessor(deps) as Processor,
   };
 }

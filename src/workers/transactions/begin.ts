@@ -4,13 +4,14 @@ import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/type
 import { refusalAlert } from '../../shared/alerts';
 import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart } from '../../shared/rating';
+import { conclude, JobRef } from './decide';
 import { Reasons, TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
 import { PartyRate, rateParty } from './route';
 
 const MAX_OPTIMISTIC_ATTEMPTS = 200;
 
-type Insertion = { ok: true } | { ok: false; reason: string };
+type Insertion = { ok: true; entryId: string } | { ok: false; reason: string };
 
 /**
  * Adds a running entry to one account. The concurrency limit is part of the update's filter (the
@@ -28,9 +29,10 @@ async function insertEntry(
   for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
     if (!account) return { ok: false, reason: Reasons.NOT_FOUND };
     const running = account.running_transactions ?? [];
-    if (running.some((r) => r.call_id === entry.call_id)) {
-      return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
-    }
+    const same = running.find((r) => r.call_id === entry.call_id);
+    // This very job inserted it before a crash: a re-run carries on from there.
+    if (same && same.begin_job === entry.begin_job) return { ok: true, entryId: same.id };
+    if (same) return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
     const max = account.max_concurrent_transactions;
     if (max !== null && max !== undefined && running.length >= max) {
       return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
@@ -50,7 +52,7 @@ async function insertEntry(
     }
     if (prepaid) Object.assign(filter, { rev: account.rev ?? { $exists: false } });
     const result = await accounts.updateOne(filter, { $push: { running_transactions: entry }, $inc: { rev: 1 } });
-    if (result.modifiedCount === 1) return { ok: true };
+    if (result.modifiedCount === 1) return { ok: true, entryId: entry.id };
     // Someone changed the account in between: re-read and decide again.
     account = await accounts.findOne({ _id: account._id });
     await new Promise((resolve) => setImmediate(resolve));
@@ -69,17 +71,24 @@ export async function removeEntry(deps: TransactionDeps, accountTag: string, ent
 
 /**
  * beginTransaction: every party (caller, linked accounts, inbound receiver) must accept the call;
- * a refusal by any of them removes the entries already added, leaving nothing behind.
+ * a refusal by any of them removes the entries already added, leaving nothing behind. Accepted, the
+ * call is concluded (decide.ts): kept if decided 'done' in time, its entries removed if abandoned.
  */
-export async function begin(deps: TransactionDeps, job: BeginJob): Promise<OperationResult> {
-  const result = await tryBegin(deps, job);
-  if (!result.ok && result.refusedBy) {
-    void refusalAlert(deps.ctx, result.refusedBy, { transaction_tag: job.transaction_tag, destination: job.destination, reason: result.reason! });
+export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<OperationResult> {
+  const result = await tryBegin(deps, job, ref);
+  if (!result.ok) {
+    if (result.refusedBy) {
+      void refusalAlert(deps.ctx, result.refusedBy, { transaction_tag: job.transaction_tag, destination: job.destination, reason: result.reason! });
+    }
+    return { ok: false, reason: result.reason };
   }
-  return { ok: result.ok, reason: result.reason };
+  const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
+  return conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, () => Promise.all(result.inserted.map((e) => removeEntry(deps, e.account_tag, e.id))).then(() => undefined));
 }
 
-async function tryBegin(deps: TransactionDeps, job: BeginJob): Promise<OperationResult & { refusedBy?: AccountDoc }> {
+type BeginAttempt = (OperationResult & { ok: false; refusedBy?: AccountDoc }) | { ok: true; inserted: Array<{ account_tag: string; id: string }> };
+
+async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<BeginAttempt> {
   const { accounts } = deps.ctx.mongo.collections;
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
   if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
@@ -120,13 +129,15 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob): Promise<Operation
       source_ip: job.source_ip,
       tags: job.tags,
       call_parties: callParties,
+      begin_job: ref.id,
+      begin_deadline: ref.deadline,
     };
     const result = await insertEntry(deps, party, entry);
     if (!result.ok) {
       await Promise.all(inserted.map((e) => removeEntry(deps, e.account_tag, e.id)));
       return { ok: false, reason: result.reason, refusedBy: party.account };
     }
-    inserted.push({ account_tag: party.account.account_tag, id: entry.id });
+    inserted.push({ account_tag: party.account.account_tag, id: result.entryId });
   }
-  return { ok: true, reason: null };
+  return { ok: true, inserted };
 }

@@ -17,6 +17,8 @@ export const Reasons = {
   DUPLICATE_TRANSACTION: 'DUPLICATE_TRANSACTION',
   ALREADY_ENDED: 'ALREADY_ENDED',
   TIMEOUT: 'TIMEOUT',
+  /** The store or the queue could not be reached; nothing was applied. */
+  UNAVAILABLE: 'UNAVAILABLE',
   /** The account changed under us too many times in a row; the caller may retry. */
   BUSY: 'BUSY',
 } as const;

@@ -1,24 +1,48 @@
 import type { AppContext } from '../../shared/context';
-import { AccountDoc, callId } from '../../shared/domain/types';
+import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import { jobId } from '../../shared/queues/names';
 import type { EndJob, OperationResult } from '../../shared/queues/payloads';
+import { conclude, JobRef } from './decide';
 import { Reasons, TransactionDeps } from './deps';
 
-/** Marks one account's entry of a call ended, once: the filter requires it to be in progress. */
+/** Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress. */
 async function endEntry(
   accounts: Collections['accounts'],
   accountTag: string,
   call: string,
   end: Date,
+  ref: JobRef,
 ): Promise<AccountDoc | null> {
   return accounts.findOneAndUpdate(
     { account_tag: accountTag, running_transactions: { $elemMatch: { call_id: call, in_progress: true } } },
     {
-      $set: { 'running_transactions.$[e].in_progress': false, 'running_transactions.$[e].timestamp_end': end },
+      $set: {
+        'running_transactions.$[e].in_progress': false,
+        'running_transactions.$[e].timestamp_end': end,
+        'running_transactions.$[e].end_job': ref.id,
+        'running_transactions.$[e].end_deadline': ref.deadline,
+      },
       $inc: { rev: 1 },
     },
     { returnDocument: 'after', arrayFilters: [{ 'e.call_id': call }] },
+  );
+}
+
+/** Takes back an end this job made (it was abandoned): the entry is in progress again. */
+export async function unEndEntry(accounts: Collections['accounts'], accountTag: string, call: string, endJob: string): Promise<void> {
+  await accounts.updateOne(
+    { account_tag: accountTag, running_transactions: { $elemMatch: { call_id: call, end_job: endJob } } },
+    {
+      $set: {
+        'running_transactions.$[e].in_progress': true,
+        'running_transactions.$[e].timestamp_end': null,
+        'running_transactions.$[e].end_job': null,
+        'running_transactions.$[e].end_deadline': null,
+      },
+      $inc: { rev: 1 },
+    },
+    { arrayFilters: [{ 'e.call_id': call, 'e.end_job': endJob }] },
   );
 }
 
@@ -35,22 +59,38 @@ export const processingJobId = (entryId: string) => jobId('process', entryId);
 
 /**
  * endTransaction: sets the end on every party's entry (balance unchanged, the entry still counts in
- * available-balance calculations) and queues each for processing.
+ * available-balance calculations), concludes the operation (decide.ts), and only then queues each
+ * entry for processing: an end abandoned by its deadline is taken back before anything is charged.
+ * A re-run of the same job after a crash finds its own ends and carries on.
  */
-export async function end(deps: TransactionDeps, job: EndJob): Promise<OperationResult> {
+export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Promise<OperationResult> {
   const { accounts } = deps.ctx.mongo.collections;
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
-  const updated = await endEntry(accounts, job.account_tag, call, at);
-  if (!updated) {
-    const account = await accounts.findOne({ account_tag: job.account_tag, 'running_transactions.call_id': call }, { projection: { _id: 1 } });
-    return { ok: false, reason: account ? Reasons.ALREADY_ENDED : Reasons.NOT_FOUND };
+  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => doc?.running_transactions.find((r) => r.call_id === call);
+  const endedByUs = async (tag: string) => {
+    const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: 1 } }));
+    return entry && entry.end_job === ref.id ? entry : undefined;
+  };
+  let own = entryOf(await endEntry(accounts, job.account_tag, call, at, ref));
+  if (!own) {
+    own = await endedByUs(job.account_tag);
+    if (!own) {
+      const account = await accounts.findOne({ account_tag: job.account_tag, 'running_transactions.call_id': call }, { projection: { _id: 1 } });
+      return { ok: false, reason: account ? Reasons.ALREADY_ENDED : Reasons.NOT_FOUND };
+    }
   }
-  const entryOf = (doc: AccountDoc | null) => doc?.running_transactions.find((r) => r.call_id === call);
-  const own = entryOf(updated)!;
-  const others = (own.call_parties ?? []).filter((tag) => tag !== job.account_tag);
-  const ended = await Promise.all(others.map(async (tag) => ({ tag, entry: entryOf(await endEntry(accounts, tag, call, at)) })));
-  const queued = [{ tag: job.account_tag, entry: own }, ...ended].filter((e) => e.entry !== undefined);
-  await Promise.all(queued.map(({ tag, entry }) => enqueueProcessing(deps.ctx, tag, entry!)));
-  return { ok: true, reason: null };
+  const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
+  const ended = [
+    { tag: job.account_tag, entry: own as RunningTransaction | undefined },
+    ...(await Promise.all(
+      parties.slice(1).map(async (tag) => ({ tag, entry: entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag)) })),
+    )),
+  ];
+  const opRef = { jobId: ref.id, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
+  const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async () => {
+    await Promise.all(parties.map((tag) => unEndEntry(accounts, tag, call, ref.id)));
+  });
+  if (result.ok) await Promise.all(ended.filter((e) => e.entry).map(({ tag, entry }) => enqueueProcessing(deps.ctx, tag, entry!)));
+  return result;
 }

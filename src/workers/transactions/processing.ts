@@ -67,8 +67,11 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
   return { outcome: 'charged', fee, account: applied };
 }
 
-/** The entry is gone: finish what an earlier attempt charged, or drop the record of a call rolled back. */
-async function reconcile(deps: TransactionDeps, accountTag: string, recordId: string): Promise<ProcessingOutcome> {
+/**
+ * The entry is gone: finish what an earlier attempt charged, or drop the record of a call rolled back.
+ * Also the recovery sweep's way to settle a processing record left 'pending'.
+ */
+export async function reconcile(deps: TransactionDeps, accountTag: string, recordId: string): Promise<ProcessingOutcome> {
   const { transactions } = deps.ctx.mongo.collections;
   const record = await transactions.findOne({ _id: recordId });
   if (!record || record.state !== 'pending') return record ? 'already-done' : 'gone';

@@ -12,7 +12,11 @@ import { rollback } from './rollback';
 export function transactionProcessor(deps: TransactionDeps) {
   return async (job: Job<TransactionJob>) => {
     const data = job.data;
-    if (!beforeDeadline(data.deadline)) {
+    // Only a job that has not started may be dropped unseen: a re-run after a crash finishes or undoes
+    // what its first run did (decide.ts), even past the deadline.
+    const firstStart = (job.attemptsStarted ?? 1) <= 1;
+    const ref = { id: job.id!, deadline: data.deadline };
+    if (firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
       return data.op === 'authorization'
         ? { authorized: false, unauthorized_reason: Reasons.TIMEOUT, max_available_units: 0, balance: null, carriers: [] }
@@ -20,15 +24,15 @@ export function transactionProcessor(deps: TransactionDeps) {
     }
     switch (data.op) {
       case 'begin':
-        return begin(deps, data);
+        return begin(deps, data, ref);
       case 'end':
-        return end(deps, data);
+        return end(deps, data, ref);
       case 'record': {
-        const result = await record(deps, data);
+        const result = await record(deps, data, ref);
         return { ok: result.ok, reason: result.reason };
       }
       case 'rollback':
-        return rollback(deps, data);
+        return rollback(deps, data, ref);
       case 'authorization':
         return authorize(deps, data);
     }

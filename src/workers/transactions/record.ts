@@ -1,7 +1,10 @@
 import type { TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, opIds } from '../../shared/ledger';
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
-import { Reasons, TransactionDeps } from './deps';
+import { conclude, JobRef } from './decide';
+import { beforeDeadline, Reasons, TransactionDeps } from './deps';
+import { decideAbandoned } from '../../shared/outcomes';
+import { refundRecord } from './refund';
 import { resolveParties } from './parties';
 import { PartyRate, rateParty } from './route';
 import { ratedRecord } from './records';
@@ -21,8 +24,10 @@ export interface RecordOutcome extends OperationResult {
  * new on every insert, so a tag used again after a rollback is a new charge, and a re-run that finds
  * its own pending record finishes that record's charge instead of making another.
  * A caller's record already settled means the call was recorded before: DUPLICATE_TRANSACTION.
+ * The operation is then concluded (decide.ts): abandoned by its deadline, its records are refunded
+ * and deleted. Records written by this very job before a crash are its own: a re-run carries on.
  */
-export async function record(deps: TransactionDeps, job: RecordJob): Promise<RecordOutcome> {
+export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef): Promise<RecordOutcome> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
   const refused = (reason: string): RecordOutcome => ({ ok: false, reason, fee: 0n, duplicate: reason === Reasons.DUPLICATE_TRANSACTION });
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
@@ -59,10 +64,29 @@ export async function record(deps: TransactionDeps, job: RecordJob): Promise<Rec
       call_parties: callParties,
       charged_by: 'record',
     });
-    const { existing } = await insertRecord(transactions, doc);
-    if (existing && existing.state !== 'pending') {
+    doc.record_job = ref.id;
+    doc.record_deadline = ref.deadline;
+    let { existing } = await insertRecord(transactions, doc);
+    if (existing && existing.record_job !== ref.id && existing.state === 'pending') {
+      // Another recordTransaction of this call is in flight (a client's retry): it stays only if that
+      // one is decided 'done'; abandoned, its record goes and this one takes its place.
+      const fate = await foreignFate(deps, existing, ref.deadline);
+      if (fate === 'unknown') {
+        await undoWritten(deps, written.map((w) => w.doc));
+        return refused(Reasons.TIMEOUT);
+      }
+      if (fate === 'abandoned') {
+        await refundRecord(deps, existing);
+        ({ existing } = await insertRecord(transactions, doc));
+      }
+    }
+    const ours = existing?.record_job === ref.id;
+    if (existing && !ours) {
       // Only the caller's record decides: a settled one there is a duplicate call.
-      if (i === 0) return refused(Reasons.DUPLICATE_TRANSACTION);
+      if (i === 0) {
+        await undoWritten(deps, written.map((w) => w.doc));
+        return refused(Reasons.DUPLICATE_TRANSACTION);
+      }
       continue;
     }
     // The account was read (resolveParties) before this record existed: its charge was not applied then.
@@ -80,5 +104,37 @@ export async function record(deps: TransactionDeps, job: RecordJob): Promise<Rec
     if (result.outcome === 'applied') afterDebit(deps.ctx, result.account, doc.fee);
     if (doc.account_tag === job.account_tag) callerFee = doc.fee;
   }
-  return { ok: true, reason: null, fee: callerFee, duplicate: false };
+  const opRef = { jobId: ref.id, op: 'record', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
+  const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, () => undoWritten(deps, written.map((w) => w.doc)));
+  return { ...result, fee: result.ok ? callerFee : 0n, duplicate: false };
+}
+
+/** Takes back records this operation wrote (refunding what was charged). */
+async function undoWritten(deps: TransactionDeps, docs: TransactionDoc[]): Promise<void> {
+  for (const doc of docs) {
+    const current = await deps.ctx.mongo.collections.transactions.findOne({ _id: doc._id });
+    if (current) await refundRecord(deps, current);
+  }
+}
+
+const FOREIGN_POLL_MS = 50;
+
+/**
+ * The fate of another recordTransaction's pending record: its outcome, waited for until our own
+ * deadline. Past its own deadline with no outcome, nobody was told it happened: it is abandoned here.
+ */
+async function foreignFate(deps: TransactionDeps, record: TransactionDoc, deadline: number): Promise<'done' | 'abandoned' | 'unknown'> {
+  const { outcomes } = deps.ctx.mongo.collections;
+  if (!record.record_job) return 'done';
+  for (;;) {
+    const doc = await outcomes.findOne({ _id: record.record_job });
+    if (doc) return doc.state;
+    if (record.record_deadline !== undefined && !beforeDeadline(record.record_deadline)) {
+      const ref = { jobId: record.record_job, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag };
+      const decision = await decideAbandoned(outcomes, ref);
+      return decision.won ? 'abandoned' : decision.doc.state;
+    }
+    if (!beforeDeadline(deadline, FOREIGN_POLL_MS)) return 'unknown';
+    await new Promise((resolve) => setTimeout(resolve, FOREIGN_POLL_MS));
+  }
 }

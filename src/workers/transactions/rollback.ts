@@ -1,9 +1,11 @@
 import { callId, TransactionDoc } from '../../shared/domain/types';
-import { applyOnce, batchDebitState, BatchDebitState, opIds, wasApplied } from '../../shared/ledger';
-import { recordCredit } from '../../shared/metrics';
+import { batchDebitState, BatchDebitState } from '../../shared/ledger';
+import { decideAbandoned, decideDone } from '../../shared/outcomes';
 import type { OperationResult, RollbackJob } from '../../shared/queues/payloads';
 import { removeEntry } from './begin';
+import { JobRef, timedOut } from './decide';
 import { beforeDeadline, Reasons, TransactionDeps } from './deps';
+import { refundRecord } from './refund';
 
 /**
  * rollbackTransaction, decided per party (the caller, its parents, the receiver), each by what it holds
@@ -13,11 +15,13 @@ import { beforeDeadline, Reasons, TransactionDeps } from './deps';
  * - a record: its fee given back once (ledger `refund:<record _id>`) if its charge was applied, then
  *   the record deleted. A record still being charged (recordTransaction in flight or interrupted) is
  *   charged first, so the refund always has a charge to match.
- * Answers ok when any party held the call; NOT_FOUND when none did. Every step is safe to repeat, so
- * a rollback retried after a crash finishes the work and never refunds twice.
+ * Answers ok when any party held the call; NOT_FOUND when none did. Unlike begin, end and record, a
+ * rollback is decided before its changes (a refund is not taken back): once decided 'done' it is
+ * carried out, by this job, its re-run after a crash, or the recovery sweep; abandoned by the
+ * agent first, it changes nothing. Every step is safe to repeat: it never refunds twice.
  */
-export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise<OperationResult> {
-  const { accounts, transactions } = deps.ctx.mongo.collections;
+export async function rollback(deps: TransactionDeps, job: RollbackJob, ref: JobRef): Promise<OperationResult> {
+  const { accounts, transactions, outcomes } = deps.ctx.mongo.collections;
   const tag = job.transaction_tag;
   const call = callId(job.account_tag, tag);
   const caller = await accounts.findOne({ account_tag: job.account_tag }, { projection: { running_transactions: 1 } });
@@ -40,70 +44,50 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob): Promise
     batches.set(r.charge_op, state);
   }
 
-  let found = false;
-  for (const party of parties) {
-    const account = party === job.account_tag ? caller : await accounts.findOne({ account_tag: party }, { projection: { running_transactions: 1 } });
-    const entry = account?.running_transactions.find((r) => r.call_id === call);
-    if (entry && (await removeEntry(deps, party, entry.id))) {
-      found = true;
-      continue;
-    }
-    // No entry (or processing took it just now): the party's record, if any.
-    const record = entry
-      ? await transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: job.account_tag })
-      : records.get(party);
-    if (!record) continue;
-    found = true;
-    await refundRecord(deps, record, batches);
+  const held = records.size > 0 || (await anyEntry(deps, [...parties], call));
+  if (!held) {
+    // A re-run of a rollback that was decided and carried out before a crash finds nothing left.
+    const prior = await outcomes.findOne({ _id: ref.id });
+    return prior?.state === 'done' && prior.result ? prior.result : { ok: false, reason: Reasons.NOT_FOUND };
   }
-  return found ? { ok: true, reason: null } : { ok: false, reason: Reasons.NOT_FOUND };
+  const opRef = { jobId: ref.id, op: 'rollback', account_tag: job.account_tag, transaction_tag: tag, parties: [...parties] };
+  const intime = beforeDeadline(ref.deadline);
+  const decision = intime ? await decideDone(outcomes, opRef, { ok: true, reason: null }) : await decideAbandoned(outcomes, opRef);
+  const state = decision.won ? (intime ? 'done' : 'abandoned') : decision.doc.state;
+  if (state === 'abandoned') return timedOut;
+  await applyRollback(deps, job.account_tag, tag, [...parties], batches);
+  await outcomes.updateOne({ _id: ref.id }, { $set: { applied_at: new Date() } });
+  return { ok: true, reason: null };
 }
 
-/** Gives a record's fee back if it was charged (once: `refund:<_id>`), then deletes the record. */
-async function refundRecord(deps: TransactionDeps, record: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState>): Promise<void> {
-  const { transactions } = deps.ctx.mongo.collections;
-  if (await charged(deps, record, batches)) {
-    await transactions.updateOne({ _id: record._id }, { $set: { state: 'rolling_back' } });
-    const refund = await applyOnce(deps.ctx.mongo.collections, {
-      op: opIds.refund(record._id),
-      account_tag: record.account_tag,
-      amount: record.fee,
-      kind: 'refund',
-      transaction_tag: record.transaction_tag,
-      ref: record._id,
-    });
-    if (refund.outcome === 'applied') recordCredit(deps.ctx, record.fee);
+async function anyEntry(deps: TransactionDeps, parties: string[], call: string): Promise<boolean> {
+  for (const party of parties) {
+    const account = await deps.ctx.mongo.collections.accounts.findOne({ account_tag: party, 'running_transactions.call_id': call }, { projection: { _id: 1 } });
+    if (account) return true;
   }
-  await transactions.deleteOne({ _id: record._id });
+  return false;
 }
 
 /**
- * Whether a record's fee was taken. Records written through the API (no state) never were; 'charged'
- * and 'rolling_back' ones were. An 'imported' one was if its batch's debit of that account is in the
- * ledger. A 'pending' one of processing was if its charge is in the ledger (its entry is gone, so it
- * can no longer be charged); a 'pending' one of recordTransaction is charged now, so that the record
- * job, wherever it is, finds its charge done and the refund below matches it.
+ * The changes of a decided rollback, per party; each safe to repeat. Exported for the recovery sweep,
+ * which finishes a rollback decided 'done' whose job was lost.
  */
-async function charged(deps: TransactionDeps, record: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState>): Promise<boolean> {
-  const store = deps.ctx.mongo.collections;
-  switch (record.state) {
-    case undefined:
-      return false;
-    case 'charged':
-    case 'rolling_back':
-      return true;
-    case 'imported':
-      return (
-        record.charge_op !== undefined &&
-        batches.get(record.charge_op) !== 'running' &&
-        (await wasApplied(store, record.account_tag, opIds.importDebit(record.charge_op, record.account_tag)))
-      );
-    case 'pending': {
-      const charge = opIds.charge(record._id);
-      if (record.charged_by !== 'record') return wasApplied(store, record.account_tag, charge);
-      await applyOnce(store, { op: charge, account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
-      return true;
-    }
+export async function applyRollback(
+  deps: TransactionDeps,
+  callerTag: string,
+  tag: string,
+  parties: string[],
+  batches: ReadonlyMap<string, BatchDebitState> = new Map(),
+): Promise<void> {
+  const { accounts, transactions } = deps.ctx.mongo.collections;
+  const call = callId(callerTag, tag);
+  for (const party of parties) {
+    const account = await accounts.findOne({ account_tag: party }, { projection: { running_transactions: 1 } });
+    const entry = account?.running_transactions.find((r) => r.call_id === call);
+    if (entry && (await removeEntry(deps, party, entry.id))) continue;
+    // No entry (or processing took it just now): the party's record, if any, as it is now.
+    const record = await transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag });
+    if (record) await refundRecord(deps, record, batches);
   }
 }
 

@@ -1,0 +1,64 @@
+import type { Collection } from 'mongodb';
+import { isDuplicateKeyError } from './mongo';
+import type { OperationResult } from './queues/payloads';
+
+/**
+ * The one place where an agent operation's fate is decided, so that every answer the agent gives is
+ * true once the workers are done (docs/AGENT.md, "What an answer means"):
+ * - a worker that has made an operation's changes records 'done' with its answer;
+ * - an agent that stops waiting records 'abandoned' and answers TIMEOUT (or UNAVAILABLE).
+ * The first insert under the job's id wins (a unique `_id`); the loser reads the winner's document: an
+ * agent finding 'done' answers its result, a worker finding 'abandoned' undoes its changes. Kept for a
+ * day (TTL): far longer than a job can still run (its lock and the recovery sweep work in seconds).
+ */
+export interface OutcomeDoc {
+  _id: string;
+  state: 'done' | 'abandoned';
+  /** The operation, for the recovery sweep (it re-applies a rollback decided but not finished). */
+  op: string;
+  account_tag: string;
+  transaction_tag: string;
+  result: OperationResult | null;
+  /** The accounts a rollback reaches (caller, parents, receiver), so the sweep can finish it alone. */
+  parties?: string[];
+  /** Set when the effects decided after the decision (rollback's) are all made. */
+  applied_at?: Date;
+  at: Date;
+}
+
+export type Decision = { won: true } | { won: false; doc: OutcomeDoc };
+
+async function claim(outcomes: Collection<OutcomeDoc>, doc: OutcomeDoc): Promise<Decision> {
+  try {
+    await outcomes.insertOne(doc);
+    return { won: true };
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    const existing = await outcomes.findOne({ _id: doc._id });
+    if (!existing) throw new Error(`outcome ${doc._id} vanished while being decided`);
+    return { won: false, doc: existing };
+  }
+}
+
+export interface OperationRef {
+  jobId: string;
+  op: string;
+  account_tag: string;
+  transaction_tag: string;
+  parties?: string[];
+}
+
+function docOf(ref: OperationRef, state: OutcomeDoc['state'], result: OperationResult | null): OutcomeDoc {
+  const { jobId, ...rest } = ref;
+  return { _id: jobId, state, ...rest, result, at: new Date() };
+}
+
+/** The worker's side: the operation's changes are made; `result` is its answer. */
+export function decideDone(outcomes: Collection<OutcomeDoc>, ref: OperationRef, result: OperationResult): Promise<Decision> {
+  return claim(outcomes, docOf(ref, 'done', result));
+}
+
+/** The agent's (or the recovery sweep's) side: nobody will be told this operation happened. */
+export function decideAbandoned(outcomes: Collection<OutcomeDoc>, ref: OperationRef): Promise<Decision> {
+  return claim(outcomes, docOf(ref, 'abandoned', null));
+}

@@ -1,0 +1,149 @@
+import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import { applyOnce, opIds, settle } from '../../shared/ledger';
+import { decideAbandoned, type OutcomeDoc } from '../../shared/outcomes';
+import { removeEntry } from '../transactions/begin';
+import type { TransactionDeps } from '../transactions/deps';
+import { unEndEntry } from '../transactions/end';
+import { reconcile } from '../transactions/processing';
+import { markCharged } from '../transactions/record-store';
+import { refundRecord } from '../transactions/refund';
+import { applyRollback } from '../transactions/rollback';
+
+/**
+ * How long past an operation's deadline (or a marker's age) the sweep waits before it takes over:
+ * long enough for the job (or its re-run after a worker's death, JOB_LOCK_MS) to finish on its own.
+ */
+export function takeoverAfterMs(deps: TransactionDeps): number {
+  return deps.ctx.config.jobLockMs * 2 + 5000;
+}
+
+export interface RecoveryResult {
+  markersSettled: number;
+  beginsUndone: number;
+  endsUndone: number;
+  recordsFinished: number;
+  recordsUndone: number;
+  rollbacksFinished: number;
+}
+
+/**
+ * The recovery sweep: finishes or undoes interrupted work from what MongoDB holds alone, so that losing
+ * Redis (its jobs, its schedule) or a process costs time, never money or truth. It reads by scans,
+ * which is fine off the hot path (one worker runs it every LONG_CALL_SCAN_SECONDS):
+ * - ledger markers left on accounts: settled (the balance changed; the entry is written);
+ * - running entries whose begin, or whose end, was never decided 'done' by their deadline: the
+ *   operation is recorded abandoned (nobody was told it happened) and taken back;
+ * - recordTransaction's records still 'pending': finished if decided 'done', else taken back;
+ *   processing's: settled from the ledger (processing's own reconcile);
+ * - records 'rolling_back': their refund finished and the record deleted;
+ * - rollbacks decided 'done' whose job was lost before finishing: carried out.
+ * Ended calls whose processing job was lost are queued again by requeue-ended.ts.
+ */
+export async function recoverInterrupted(deps: TransactionDeps, now: Date = new Date()): Promise<RecoveryResult> {
+  const result: RecoveryResult = { markersSettled: 0, beginsUndone: 0, endsUndone: 0, recordsFinished: 0, recordsUndone: 0, rollbacksFinished: 0 };
+  const cutoff = now.getTime() - takeoverAfterMs(deps);
+  await settleMarkers(deps, cutoff, result);
+  await undecidedEntries(deps, cutoff, result);
+  await interruptedRecords(deps, cutoff, result);
+  await unfinishedRollbacks(deps, cutoff, result);
+  return result;
+}
+
+async function settleMarkers(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
+  const { accounts, transactions } = deps.ctx.mongo.collections;
+  const cursor = accounts.find({ 'ledger_pending.0': { $exists: true } }, { projection: { _id: 0, account_tag: 1, ledger_pending: 1 } });
+  for await (const account of cursor) {
+    for (const marker of account.ledger_pending ?? []) {
+      if (marker.at.getTime() > cutoff) continue;
+      await settle(deps.ctx.mongo.collections, account.account_tag, marker);
+      if (marker.kind === 'charge' && marker.ref) await markCharged(transactions, marker.ref);
+      result.markersSettled += 1;
+    }
+  }
+}
+
+/** The outcomes of these jobs, by id, in chunks. */
+async function outcomesOf(deps: TransactionDeps, jobIds: string[]): Promise<Map<string, OutcomeDoc>> {
+  const found = new Map<string, OutcomeDoc>();
+  for (let i = 0; i < jobIds.length; i += 200) {
+    const docs = await deps.ctx.mongo.collections.outcomes.find({ _id: { $in: jobIds.slice(i, i + 200) } }).toArray();
+    for (const doc of docs) found.set(doc._id, doc);
+  }
+  return found;
+}
+
+/** 'done' stands; otherwise (abandoned, or never decided by its deadline) it is abandoned now. */
+async function settledFate(deps: TransactionDeps, known: OutcomeDoc | undefined, ref: { jobId: string; op: string; account_tag: string; transaction_tag: string }): Promise<'done' | 'abandoned'> {
+  if (known) return known.state;
+  const decision = await decideAbandoned(deps.ctx.mongo.collections.outcomes, ref);
+  return decision.won ? 'abandoned' : decision.doc.state;
+}
+
+async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
+  const { accounts } = deps.ctx.mongo.collections;
+  const cursor = accounts.find<Pick<AccountDoc, 'account_tag' | 'running_transactions'>>(
+    { 'running_transactions.0': { $exists: true } },
+    { projection: { _id: 0, account_tag: 1, running_transactions: 1 } },
+  );
+  for await (const account of cursor) {
+    const stale = (job: string | null | undefined, deadline: number | null | undefined): job is string => !!job && deadline != null && deadline < cutoff;
+    const begins = account.running_transactions.filter((e) => stale(e.begin_job, e.begin_deadline));
+    const ends = account.running_transactions.filter((e) => !e.in_progress && stale(e.end_job, e.end_deadline));
+    if (begins.length === 0 && ends.length === 0) continue;
+    const outcomes = await outcomesOf(deps, [...begins.map((e) => e.begin_job!), ...ends.map((e) => e.end_job!)]);
+    const refOf = (e: RunningTransaction, jobId: string, op: string) => ({ jobId, op, account_tag: e.origin_account_tag, transaction_tag: e.transaction_tag });
+    for (const entry of begins) {
+      if ((await settledFate(deps, outcomes.get(entry.begin_job!), refOf(entry, entry.begin_job!, 'begin'))) === 'done') continue;
+      if (await removeEntry(deps, account.account_tag, entry.id)) result.beginsUndone += 1;
+    }
+    for (const entry of ends) {
+      if ((await settledFate(deps, outcomes.get(entry.end_job!), refOf(entry, entry.end_job!, 'end'))) === 'done') continue;
+      await unEndEntry(accounts, account.account_tag, entry.call_id, entry.end_job!);
+      result.endsUndone += 1;
+    }
+  }
+}
+
+async function interruptedRecords(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
+  const { transactions } = deps.ctx.mongo.collections;
+  const records = await transactions.find({ state: { $in: ['pending', 'rolling_back'] } }).toArray();
+  const byJob = await outcomesOf(deps, records.flatMap((r) => (r.record_job ? [r.record_job] : [])));
+  for (const record of records) {
+    if (record.state === 'rolling_back') {
+      // Marked just before its refund; so for the takeover time, its rollback was interrupted.
+      if (record.rolling_back_at && record.rolling_back_at.getTime() <= cutoff) {
+        await refundRecord(deps, record);
+        result.recordsUndone += 1;
+      }
+      continue;
+    }
+    if (record.charged_by === 'record') {
+      if (record.record_deadline === undefined || record.record_deadline >= cutoff || !record.record_job) continue;
+      const ref = { jobId: record.record_job, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag };
+      if ((await settledFate(deps, byJob.get(record.record_job), ref)) === 'done') {
+        await applyOnce(deps.ctx.mongo.collections, { op: opIds.charge(record._id), account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
+        await markCharged(transactions, record._id);
+        result.recordsFinished += 1;
+      } else {
+        await refundRecord(deps, record);
+        result.recordsUndone += 1;
+      }
+    } else if (record.charged_by === 'processing') {
+      // While its running entry is there, processing (or requeue-ended) will charge it.
+      if (await deps.ctx.mongo.collections.accounts.findOne({ account_tag: record.account_tag, 'running_transactions.id': record._id }, { projection: { _id: 1 } })) continue;
+      const outcome = await reconcile(deps, record.account_tag, record._id);
+      if (outcome === 'already-done') result.recordsFinished += 1;
+      else if (outcome === 'rolled-back') result.recordsUndone += 1;
+    }
+  }
+}
+
+async function unfinishedRollbacks(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
+  const { outcomes } = deps.ctx.mongo.collections;
+  const cursor = outcomes.find({ op: 'rollback', state: 'done', applied_at: { $exists: false }, at: { $lt: new Date(cutoff) } });
+  for await (const doc of cursor) {
+    await applyRollback(deps, doc.account_tag, doc.transaction_tag, doc.parties ?? [doc.account_tag]);
+    await outcomes.updateOne({ _id: doc._id }, { $set: { applied_at: new Date() } });
+    result.rollbacksFinished += 1;
+  }
+}

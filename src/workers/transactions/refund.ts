@@ -1,0 +1,52 @@
+import type { TransactionDoc } from '../../shared/domain/types';
+import { applyOnce, BatchDebitState, opIds, wasApplied } from '../../shared/ledger';
+import { recordCredit } from '../../shared/metrics';
+import type { TransactionDeps } from './deps';
+
+/** Gives a record's fee back if it was charged (once: `refund:<_id>`), then deletes the record. */
+export async function refundRecord(deps: TransactionDeps, record: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState> = new Map()): Promise<void> {
+  const { transactions } = deps.ctx.mongo.collections;
+  if (await charged(deps, record, batches)) {
+    if (record.state !== 'rolling_back') await transactions.updateOne({ _id: record._id }, { $set: { state: 'rolling_back', rolling_back_at: new Date() } });
+    const refund = await applyOnce(deps.ctx.mongo.collections, {
+      op: opIds.refund(record._id),
+      account_tag: record.account_tag,
+      amount: record.fee,
+      kind: 'refund',
+      transaction_tag: record.transaction_tag,
+      ref: record._id,
+    });
+    if (refund.outcome === 'applied') recordCredit(deps.ctx, record.fee);
+  }
+  await transactions.deleteOne({ _id: record._id });
+}
+
+/**
+ * Whether a record's fee was taken. Records written through the API (no state) never were; 'charged'
+ * and 'rolling_back' ones were. An 'imported' one was if its batch's debit of that account is in the
+ * ledger. A 'pending' one of processing was if its charge is in the ledger (its entry is gone, so it
+ * can no longer be charged); a 'pending' one of recordTransaction is charged now, so that the record
+ * job, wherever it is, finds its charge done and the refund below matches it.
+ */
+async function charged(deps: TransactionDeps, record: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState>): Promise<boolean> {
+  const store = deps.ctx.mongo.collections;
+  switch (record.state) {
+    case undefined:
+      return false;
+    case 'charged':
+    case 'rolling_back':
+      return true;
+    case 'imported':
+      return (
+        record.charge_op !== undefined &&
+        batches.get(record.charge_op) !== 'running' &&
+        (await wasApplied(store, record.account_tag, opIds.importDebit(record.charge_op, record.account_tag)))
+      );
+    case 'pending': {
+      const charge = opIds.charge(record._id);
+      if (record.charged_by !== 'record') return wasApplied(store, record.account_tag, charge);
+      await applyOnce(store, { op: charge, account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
+      return true;
+    }
+  }
+}
