@@ -94,8 +94,20 @@ public final class Main {
                 System.exit(1);
                 return;
             }
-            // MVStore auto-commits in the background (about once a second); close() on shutdown stores the rest.
-            mvStore = MVStore.open(file.getPath());
+            // No auto-commit (no background writer thread, no commit triggered by unsaved memory): the group committer
+            // in SerializingBackend is the only one that commits, after every write command and before its reply,
+            // and it syncs the file. close() on shutdown stores the rest.
+            mvStore = new MVStore.Builder()
+                .fileName(file.getPath())
+                .autoCommitDisabled()
+                .autoCommitBufferSize(0)
+                .open();
+            // Chunks no longer in use may be overwritten at once instead of after 45 s. The 45 s default covers
+            // unsynced writes and readers of old versions; here every commit is synced before the next one, and
+            // nothing reads an old version (commands run under SerializingBackend's lock and materialize their
+            // results; the committer commits under the shared lock, so no write runs meanwhile). With a commit per
+            // write group, the default would let the file grow by every chunk written in the last 45 s.
+            mvStore.setRetentionTime(0);
             rawBackend = new H2Backend(mvStore);
         } else {
             mvStore = null;
@@ -118,8 +130,8 @@ public final class Main {
             }
         });
 
-        // Per-document atomicity / isolation: see SerializingBackend for why and how.
-        MongoBackend backend = new SerializingBackend(rawBackend);
+        // Per-document atomicity / isolation, and (H2) durable acknowledgements: see SerializingBackend for why and how.
+        MongoBackend backend = mvStore != null ? new SerializingBackend(rawBackend, mvStore) : new SerializingBackend(rawBackend);
         MongoServer server = new MongoServer(backend);
 
         AtomicBoolean stopped = new AtomicBoolean();

@@ -10,6 +10,7 @@ import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
+import org.h2.mvstore.MVStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +41,12 @@ import io.netty.channel.Channel;
  * everything else (all writes, DDL, unknown commands) takes the exclusive write lock. Nothing in mongo-java-server
  * blocks while executing a command, so holding the lock for a command's duration is safe.
  *
+ * <p>Durability (persistent store only, see {@link GroupCommitter}): every command that is not read-only records a
+ * write sequence number with the group committer while it still holds the exclusive lock, and its reply (success or
+ * error: a failed insertMany may have inserted some documents) is held back by {@link DurableReplyGate} until the
+ * store is committed and synced up to that number. Read-only commands never wait for a commit. Without a persistent
+ * store (in-memory backend) there is no committer and none of this runs.
+ *
  * <p>It also replaces mongo-java-server's per-request error logging (every client error such as a duplicate key,
  * with a stack trace, at ERROR) by a WARN with stack trace for unexpected internal errors only.
  */
@@ -56,9 +63,19 @@ final class SerializingBackend implements MongoBackend {
 
     private final MongoBackend backend;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    /** Null for the in-memory backend: then writes are acknowledged as soon as they are applied. */
+    private final GroupCommitter committer;
 
+    /** In-memory backend: no durability to wait for. */
     SerializingBackend(MongoBackend backend) {
         this.backend = backend;
+        this.committer = null;
+    }
+
+    /** Persistent backend on {@code store}, which must be opened with auto-commit disabled (see GroupCommitter). */
+    SerializingBackend(MongoBackend backend, MVStore store) {
+        this.backend = backend;
+        this.committer = new GroupCommitter(store, lock.readLock());
     }
 
     private static boolean isReadOnly(String command, Document query) {
@@ -96,13 +113,41 @@ final class SerializingBackend implements MongoBackend {
         }
     }
 
+    /**
+     * Runs a command whose reply goes to a client on {@code channel}. A write's reply, also an error reply (the command
+     * may have changed data before it failed), is held until the write is durable.
+     */
+    private <T> T command(Channel channel, boolean readOnly, String what, Supplier<T> action) {
+        if (readOnly || committer == null) {
+            return locked(readOnly, what, action);
+        }
+        long[] seq = new long[1];
+        try {
+            return locked(false, what, () -> {
+                try {
+                    return action.get();
+                } finally {
+                    seq[0] = committer.recordWrite(); // still under the exclusive lock
+                }
+            });
+        } finally {
+            if (seq[0] != 0) {
+                if (channel != null && channel.eventLoop().inEventLoop()) {
+                    DurableReplyGate.holdNextReply(channel, committer, seq[0]);
+                } else {
+                    committer.awaitDurable(seq[0]); // not called from mongo-java-server's channel handler
+                }
+            }
+        }
+    }
+
     private static Document copy(Document document) {
         return document == null ? null : document.cloneDeeply();
     }
 
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
-        return locked(isReadOnly(command, query), command,
+        return command(channel, isReadOnly(command, query), command,
             () -> copy(backend.handleCommand(channel, database, command, query)));
     }
 
@@ -110,12 +155,14 @@ final class SerializingBackend implements MongoBackend {
     public Document handleMessage(MongoMessage message) {
         Document document = message.getDocument();
         String command = document.keySet().isEmpty() ? "" : document.keySet().iterator().next();
-        return locked(isReadOnly(command, document), command, () -> copy(backend.handleMessage(message)));
+        return command(message.getChannel(), isReadOnly(command, document), command,
+            () -> copy(backend.handleMessage(message)));
     }
 
     @Override
     public QueryResult handleQuery(MongoQuery query) {
-        // Legacy OP_QUERY on a collection (modern drivers use OP_MSG); conservatively exclusive.
+        // Legacy OP_QUERY on a collection (modern drivers use OP_MSG); conservatively exclusive. It only queries:
+        // OP_QUERY commands (collection "$cmd") go through handleCommand, so there is nothing to make durable here.
         return locked(false, "OP_QUERY", () -> {
             QueryResult result = backend.handleQuery(query);
             if (result == null) {
@@ -155,7 +202,7 @@ final class SerializingBackend implements MongoBackend {
 
     @Override
     public void dropDatabase(String database) {
-        locked(false, "dropDatabase", () -> {
+        command(null, false, "dropDatabase", () -> {
             backend.dropDatabase(database);
             return null;
         });
@@ -163,6 +210,9 @@ final class SerializingBackend implements MongoBackend {
 
     @Override
     public void close() {
+        if (committer != null) {
+            committer.close(); // commits and syncs what was recorded, then stops; the store is closed below
+        }
         backend.close();
     }
 
