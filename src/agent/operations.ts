@@ -12,7 +12,7 @@ import type {
   RollbackJob,
   TransactionJob,
 } from '../shared/queues/payloads';
-import { decideAbandoned } from '../shared/outcomes';
+import { decideAbandonedWithin } from '../shared/outcomes';
 import { parseDateTime } from '../shared/validation/datetime';
 
 /** Longest tag, address or number we accept; longer input is a client bug, not a call. */
@@ -128,7 +128,7 @@ export const validate = {
 export type OperationName = Exclude<keyof typeof validate, 'authorization'>;
 
 /** How long the agent tries to record an abandonment before answering without it. */
-const ABANDON_WRITE_MS = 2000;
+export const ABANDON_WRITE_MS = 2000;
 
 /**
  * The agent's only job: validate, enqueue, and wait (bounded by AGENT_TIMEOUT_MS) for the worker's
@@ -153,20 +153,22 @@ export class AgentOperations {
       failure = /timed out/i.test((err as Error).message ?? '') ? 'timeout' : 'unavailable';
       if (failure === 'unavailable') this.ctx.logger.warn({ err, jobId, op: job.op }, 'agent operation failed: answered UNAVAILABLE');
     }
-    const answer = decided ? await decided(jobId).catch((err: unknown) => {
-      this.ctx.logger.error({ err, jobId, op: job.op }, 'could not record the operation abandoned: the recovery sweep will');
-      return null;
-    }) : null;
-    return answer ?? (failure === 'timeout' ? answers.timedOut : answers.unavailable);
+    // Without the abandonment recorded, TIMEOUT cannot be promised: the store is what is unreachable.
+    let unrecorded = false;
+    const answer = decided
+      ? await decided(jobId).catch((err: unknown) => {
+          this.ctx.logger.error({ err, jobId, op: job.op }, 'could not record the operation abandoned: answered UNAVAILABLE; the worker or the recovery sweep takes it back');
+          unrecorded = true;
+          return null;
+        })
+      : null;
+    return answer ?? (failure === 'timeout' && !unrecorded ? answers.timedOut : answers.unavailable);
   }
 
   /** Records the operation abandoned; returns the worker's answer if it had decided 'done' first. */
   private async abandon(job: TransactionJob & { account_tag: string; transaction_tag: string | null }, jobId: string): Promise<OperationResult | null> {
     const ref = { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag ?? '' };
-    const decision = await Promise.race([
-      decideAbandoned(this.ctx.mongo.collections.outcomes, ref),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('MongoDB did not answer')), ABANDON_WRITE_MS).unref()),
-    ]);
+    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, ABANDON_WRITE_MS);
     return !decision.won && decision.doc.state === 'done' ? decision.doc.result : null;
   }
 

@@ -5,7 +5,9 @@ import { badInput, ErrorCodes, ServiceError } from '../shared/errors';
 import { QueueNames } from '../shared/queues/names';
 import type { ImportBatchResult, ImportLine } from '../shared/queues/payloads';
 import { createQueueEvents } from '../shared/queues/queues';
-import { importBatchId } from '../shared/ledger';
+import { finishedBatch, importBatchId } from '../shared/ledger';
+import { decideAbandonedWithin } from '../shared/outcomes';
+import { ABANDON_WRITE_MS } from './operations';
 import { Input, validate } from './operations';
 
 /**
@@ -82,24 +84,41 @@ export class RecordBatchService {
     if (lines.length === 0) return results;
 
     const importId = `api-${randomUUID()}`;
-    const job = await this.ctx.queues.imports.add(
-      'record-batch',
-      { import_id: importId, batch: 0, lines, deadline },
-      { jobId: importBatchId(importId, 0) },
-    );
+    const batchId = importBatchId(importId, 0);
     let outcome: ImportBatchResult | null = null;
+    let failure = 'TIMEOUT';
     try {
+      const job = await this.ctx.queues.imports.add('record-batch', { import_id: importId, batch: 0, lines, deadline }, { jobId: batchId });
       outcome = (await job.waitUntilFinished(this.events, deadline - Date.now())) as ImportBatchResult;
     } catch (err) {
-      if (!/timed out/i.test((err as Error).message ?? '')) throw err;
+      if (!/timed out/i.test((err as Error).message ?? '')) {
+        this.ctx.logger.warn({ err, batch: batchId }, 'recordTransactions batch failed: answered UNAVAILABLE');
+        failure = 'UNAVAILABLE';
+      }
+      outcome = await this.abandon(batchId).catch((abandonErr: unknown) => {
+        this.ctx.logger.error({ err: abandonErr, batch: batchId }, 'could not record the batch abandoned: answered UNAVAILABLE; the worker or the recovery sweep takes it back');
+        failure = 'UNAVAILABLE';
+        return null;
+      });
     }
     const refused = new Map((outcome?.refused ?? []).map((r) => [r.line, r.reason]));
     const duplicates = new Set(outcome?.duplicate_lines ?? []);
     for (const { line } of lines) {
-      const reason = !outcome ? 'TIMEOUT' : (refused.get(line) ?? (duplicates.has(line) ? 'DUPLICATE_TRANSACTION' : null));
+      const reason = !outcome ? failure : (refused.get(line) ?? (duplicates.has(line) ? 'DUPLICATE_TRANSACTION' : null));
       results[line] = { ...results[line], ok: reason === null, reason };
     }
     return results;
+  }
+
+  /**
+   * Records the batch abandoned (src/shared/outcomes.ts), so a worker that has written it takes it back
+   * and the TIMEOUT answered is true; if the worker decided 'done' first, its stored result is the answer.
+   */
+  private async abandon(batchId: string): Promise<ImportBatchResult | null> {
+    const ref = { jobId: batchId, op: 'record-batch', account_tag: '', transaction_tag: '' };
+    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, ABANDON_WRITE_MS);
+    if (decision.won || decision.doc.state !== 'done') return null;
+    return (await finishedBatch(this.ctx.mongo.db, batchId))?.result ?? null;
   }
 }
 

@@ -58,6 +58,8 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1 }, { unique: true }),
     // A call is (caller, tag): a parent holds one record per child call, even when two children use one tag.
     collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true }),
+    // A retried import batch reads every record it wrote (src/workers/imports/batch.ts).
+    collections.transactions.createIndex({ charge_op: 1 }, { sparse: true }),
     // The audit and an account's history read the ledger by account.
     collections.ledger.createIndex({ account_tag: 1, at: 1 }),
     // An outcome matters while its job can still run (seconds; minutes at most): kept a day.

@@ -62,3 +62,14 @@ export function decideDone(outcomes: Collection<OutcomeDoc>, ref: OperationRef, 
 export function decideAbandoned(outcomes: Collection<OutcomeDoc>, ref: OperationRef): Promise<Decision> {
   return claim(outcomes, docOf(ref, 'abandoned', null));
 }
+
+/**
+ * The agent's abandonment, bounded in time: an agent must answer its caller even when MongoDB does not
+ * answer (it then answers UNAVAILABLE, and the worker or the recovery sweep abandons the operation).
+ */
+export function decideAbandonedWithin(outcomes: Collection<OutcomeDoc>, ref: OperationRef, ms: number): Promise<Decision> {
+  return Promise.race([
+    decideAbandoned(outcomes, ref),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`MongoDB did not answer within ${ms} ms`)), ms).unref()),
+  ]);
+}

@@ -1,11 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { ensureLauncherJar } from '../../src/shared/services/mongo-server';
-import { freePort, withParentDeathSignal } from '../../src/shared/services/process-tools';
 import { stopChild } from '../../src/shared/services/redis-server';
+import { startH2MongoServer } from '../support/mongo-process';
 
 /**
  * The money paths rely on an acknowledged write being durable. This SIGKILLs the persistent (--h2)
@@ -16,12 +16,12 @@ describe('MongoDB-wire server (--h2) durability of acknowledged writes', () => {
   const LOOPS = 20;
   const KILL_AFTER_ACKED = 4000;
 
-  let jar: string;
   let dir: string;
   let server: ChildProcess | undefined;
 
   beforeAll(() => {
-    jar = ensureLauncherJar();
+    // Built here, under the long hook timeout, rather than inside the test.
+    ensureLauncherJar();
     dir = mkdtempSync(path.join(os.tmpdir(), 'rating-durability-'));
   }, 180000);
 
@@ -31,38 +31,9 @@ describe('MongoDB-wire server (--h2) durability of acknowledged writes', () => {
   });
 
   async function startServer(file: string): Promise<{ child: ChildProcess; url: string }> {
-    const port = await freePort('127.0.0.1');
-    const [command, args] = withParentDeathSignal('java', [
-      '-XX:+UseParallelGC', '-Xss1m', '-jar', jar,
-      '--host', '127.0.0.1', '--port', String(port), '--h2', file, '--no-stdin-watch',
-    ]);
-    // setpriv (if used) execs java, so child.pid is the JVM itself and SIGKILL reaches it directly.
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    server = child;
-    const url = await new Promise<string>((resolve, reject) => {
-      let stdout = '';
-      let stderr = '';
-      const timer = setTimeout(() => reject(new Error(`mongo-server did not start in time: ${stderr.trim()}`)), 30000);
-      child.stderr!.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.length > 20000) stderr = stderr.slice(-10000);
-      });
-      child.stdout!.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const ready = /READY (\S+):(\d+)/.exec(stdout);
-        if (ready) {
-          clearTimeout(timer);
-          resolve(`mongodb://${ready[1]}:${ready[2]}`);
-        }
-      });
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`mongo-server exited with ${code ?? signal}: ${stderr.trim()}`));
-      });
-    });
-    child.stdout!.resume();
-    child.stderr!.resume();
-    return { child, url };
+    const started = await startH2MongoServer(file);
+    server = started.child;
+    return started;
   }
 
   const clientOptions = {

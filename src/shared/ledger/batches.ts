@@ -52,6 +52,13 @@ export interface ImportBatchDoc {
   batch: number;
   /** When an execution of the batch first got past its account read (see claimBatch). */
   claimed_at: Date;
+  /**
+   * An agent batch (recordTransactions): its caller waits until `deadline` (epoch ms) and is answered
+   * only if the batch is decided 'done' (src/shared/outcomes.ts, under the batch id); `decided_at` is
+   * set once it is. File imports have neither: their CLI waits as long as it takes.
+   */
+  deadline?: number;
+  decided_at?: Date;
   /** Creation time of the job that finished it: a retry of that job is not a rerun. */
   job_timestamp?: number;
   result?: ImportBatchResult;
@@ -91,9 +98,9 @@ export async function finishedBatch(db: Db, batchId: string): Promise<FinishedBa
  * Claims a batch: true for the first execution ever, false when an earlier (crashed) or concurrent
  * execution exists. Only the first may skip reading its debit markers (see batch.ts).
  */
-export async function claimBatch(db: Db, batchId: string, importId: string, batch: number): Promise<boolean> {
+export async function claimBatch(db: Db, batchId: string, importId: string, batch: number, deadline: number | null = null): Promise<boolean> {
   try {
-    await importBatchesOf(db).insertOne({ _id: batchId, import_id: importId, batch, claimed_at: new Date() });
+    await importBatchesOf(db).insertOne({ _id: batchId, import_id: importId, batch, claimed_at: new Date(), ...(deadline === null ? {} : { deadline }) });
     return true;
   } catch (err) {
     if (isDuplicateKeyError(err)) return false;
@@ -107,6 +114,25 @@ export async function claimBatch(db: Db, batchId: string, importId: string, batc
  */
 export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: number, result: ImportBatchResult): Promise<void> {
   await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date() } });
+}
+
+/** An agent batch is decided 'done': its answer stands. */
+export async function markBatchDecided(db: Db, batchId: string): Promise<void> {
+  await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { decided_at: new Date() } });
+}
+
+/** What an agent batch answers when nothing of it happened: every line TIMEOUT. */
+export function timedOutBatchResult(batchId: string, lines: ReadonlyArray<{ line: number }>): ImportBatchResult {
+  return {
+    batch_id: batchId,
+    lines: lines.length,
+    rated: 0,
+    duplicate_lines: [],
+    refused: lines.map((l) => ({ line: l.line, reason: 'TIMEOUT' })),
+    charged: '0',
+    charged_linked: '0',
+    replayed: false,
+  };
 }
 
 export type BatchDebitState = 'done' | 'running' | 'unknown';

@@ -5,11 +5,16 @@ import {
   claimBatch,
   finishedBatch,
   importBatchId,
+  importRecordId,
+  markBatchDecided,
   readBatchDebits,
   storeBatchResult,
 } from '../../shared/ledger';
+import type { TransactionDoc } from '../../shared/domain/types';
 import type { ImportBatchJob, ImportBatchResult, ImportRefusal } from '../../shared/queues/payloads';
-import type { TransactionDeps } from '../transactions/deps';
+import { decideAbandoned, decideDone } from '../../shared/outcomes';
+import { beforeDeadline, TransactionDeps } from '../transactions/deps';
+import { undoAgentBatch } from './undo';
 import { loadAccounts } from './accounts';
 import { LinePlan, planBatch, PlannedRecord } from './plan';
 import { existingFees, insertRecords } from './store';
@@ -27,10 +32,12 @@ import { existingFees, insertRecords } from './store';
  *     else (the line is a duplicate). The first execution of a batch finding its own records fails
  *     loudly: they were written by a run whose claim is gone, and charging them again could double it;
  *  3. the same for the other parties (linked accounts, inbound receiver) of the lines that are ours;
- *  4. per account, the total of the batch's own records (their fees as stored, not as rated now),
- *     debited once through the ledger (`import:<batch>:<account>`, src/shared/ledger). The first
- *     execution knows no debit of the batch can exist (nobody claimed the batch before its accounts
- *     were read); any other execution (a retry, a rerun, a duplicate delivery) reads the ledger first;
+ *  4. per account, the total of the batch's own records, debited once through the ledger
+ *     (`import:<batch>:<account>`, src/shared/ledger). The first execution knows its own records are
+ *     those it just wrote, and that no debit of the batch can exist (nobody claimed the batch before
+ *     its accounts were read). Any other execution (a retry, a rerun, a duplicate delivery) takes
+ *     every record the batch ever wrote as stored (by `charge_op`), not as it would rate them now (a
+ *     rate or an account may have changed since), and reads the ledger first;
  *  5. store the result on the batch's document: this one write is what makes all its records
  *     charged (TransactionDoc.state 'imported'), instead of marking each record.
  */
@@ -40,7 +47,8 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   const batchId = importBatchId(job.import_id, job.batch);
 
   const done = await finishedBatch(ctx.mongo.db, batchId);
-  if (done) return { ...done.result, replayed: done.job_timestamp !== jobTimestamp };
+  if (done && (job.deadline === null || done.decided_at)) return { ...done.result, replayed: done.job_timestamp !== jobTimestamp };
+  if (done) return concludeAgentBatch(deps, job, batchId, done.result);
 
   const tags = new Set<string>();
   for (const line of job.lines) {
@@ -50,26 +58,24 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   const clock = phaseClock();
   const [accountMap, index] = await Promise.all([loadAccounts(accounts, tags), deps.rating.index()]);
   clock.lap('read_accounts');
-  // After the read, so that any other execution's debit comes after it and shows as a changed `rev`.
-  const first = await claimBatch(ctx.mongo.db, batchId, job.import_id, job.batch);
+  // After the read, so that any other execution's debit comes after it and shows as a changed `ledger_rev`.
+  const first = await claimBatch(ctx.mongo.db, batchId, job.import_id, job.batch, job.deadline);
   clock.lap('claim');
   const plans = planBatch(job.lines, accountMap, index, batchId);
   clock.lap('rate');
 
-  // Steps 2 and 3: which planned records are this batch's own, with their fees as stored.
+  // Steps 2 and 3: which records are this batch's own.
   const callers = plans.flatMap((p) => (p.kind === 'planned' ? [p.caller] : []));
   const ownCallers = await writeOwn(deps, callers, first, batchId);
-  const ownLines = new Set([...ownCallers.keys()].map((r) => r.lineIndex));
+  const ownLines = new Set(ownCallers.map((r) => r.lineIndex));
   const others = plans.flatMap((p, i) => (p.kind === 'planned' && ownLines.has(i) ? p.others : []));
-  const own = new Map([...ownCallers, ...(await writeOwn(deps, others, first, batchId))]);
+  const written = [...ownCallers, ...(await writeOwn(deps, others, first, batchId))].map((r) => ownRecordOf(r.doc));
+  const own = first ? written : await storedRecordsOf(deps, batchId);
   clock.lap('insert_records');
 
   // Step 4: one debit per account for the batch's total.
   const debits = new Map<string, bigint>();
-  for (const [record, fee] of own) {
-    const tag = record.doc.account_tag;
-    debits.set(tag, (debits.get(tag) ?? 0n) + fee);
-  }
+  for (const record of own) debits.set(record.account_tag, (debits.get(record.account_tag) ?? 0n) + record.fee);
   for (const [tag, total] of debits) if (total === 0n) debits.delete(tag);
   let initial: Map<string, BatchDebitStateOf>;
   if (first) {
@@ -90,6 +96,22 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   clock.lap('store_result');
   // Per-phase milliseconds: bench:import --profile sums them to show where an import's time goes.
   ctx.logger.debug({ batch: batchId, lines: result.lines, rated: result.rated, accounts_debited: debits.size, phase_ms: clock.phases }, 'import batch done');
+  return job.deadline === null ? result : concludeAgentBatch(deps, job, batchId, result);
+}
+
+/**
+ * An agent batch (recordTransactions) stands only if decided 'done' while its caller still waits
+ * (src/shared/outcomes.ts, under the batch id); abandoned, by the agent or here past the deadline,
+ * it is taken back, and every line answers TIMEOUT.
+ */
+async function concludeAgentBatch(deps: TransactionDeps, job: ImportBatchJob, batchId: string, result: ImportBatchResult): Promise<ImportBatchResult> {
+  const { db, collections } = deps.ctx.mongo;
+  const ref = { jobId: batchId, op: 'record-batch', account_tag: job.lines[0]?.account_tag ?? '', transaction_tag: '' };
+  const intime = job.deadline !== null && beforeDeadline(job.deadline);
+  const decision = intime ? await decideDone(collections.outcomes, ref, { ok: true, reason: null }) : await decideAbandoned(collections.outcomes, ref);
+  const state = decision.won ? (intime ? 'done' : 'abandoned') : decision.doc.state;
+  if (state === 'abandoned') return undoAgentBatch(deps, batchId, job.lines);
+  await markBatchDecided(db, batchId);
   return result;
 }
 
@@ -106,11 +128,30 @@ function phaseClock() {
   };
 }
 
+/** What the debit and the summary need of a record the batch owns, as stored. */
+type OwnRecord = Pick<TransactionDoc, '_id' | 'account_tag' | 'origin_account_tag' | 'transaction_tag' | 'inbound' | 'fee'>;
+
+const ownRecordOf = (doc: TransactionDoc): OwnRecord => ({
+  _id: doc._id,
+  account_tag: doc.account_tag,
+  origin_account_tag: doc.origin_account_tag,
+  transaction_tag: doc.transaction_tag,
+  inbound: doc.inbound,
+  fee: doc.fee,
+});
+
+/** Every record the batch wrote, in any execution. */
+function storedRecordsOf(deps: TransactionDeps, batchId: string): Promise<OwnRecord[]> {
+  return deps.ctx.mongo.collections.transactions
+    .find({ charge_op: batchId }, { projection: { _id: 1, account_tag: 1, origin_account_tag: 1, transaction_tag: 1, inbound: 1, fee: 1 } })
+    .toArray();
+}
+
 /**
  * Inserts records and returns those that are this batch's own (just inserted, or by an earlier
- * execution), each with its fee as stored.
+ * execution). In a first execution, finding its own records means an earlier run lost its claim.
  */
-async function writeOwn(deps: TransactionDeps, records: PlannedRecord[], first: boolean, batchId: string): Promise<Map<PlannedRecord, bigint>> {
+async function writeOwn(deps: TransactionDeps, records: PlannedRecord[], first: boolean, batchId: string): Promise<PlannedRecord[]> {
   const { transactions } = deps.ctx.mongo.collections;
   const duplicates = await insertRecords(transactions, records.map((r) => r.doc));
   const dupRecords = records.filter((_, i) => duplicates.has(i));
@@ -121,29 +162,40 @@ async function writeOwn(deps: TransactionDeps, records: PlannedRecord[], first: 
         'refusing to charge them again: restore the batch document or use another import id',
     );
   }
-  const own = new Map<PlannedRecord, bigint>();
-  records.forEach((record, i) => {
-    if (!duplicates.has(i)) own.set(record, record.doc.fee);
-    else if (stored.has(record.doc._id)) own.set(record, stored.get(record.doc._id)!);
-  });
-  return own;
+  return records.filter((record, i) => !duplicates.has(i) || stored.has(record.doc._id));
 }
 
-function summarize(batchId: string, job: ImportBatchJob, plans: LinePlan[], own: ReadonlyMap<PlannedRecord, bigint>): ImportBatchResult {
+/**
+ * Each line's fate, from the records the batch owns: a line whose caller record is the batch's own is
+ * rated (charged what its records say, even if it would be refused now); otherwise it is refused,
+ * or a duplicate (of an earlier line, or of a call recorded by someone else).
+ */
+function summarize(batchId: string, job: ImportBatchJob, plans: LinePlan[], own: readonly OwnRecord[]): ImportBatchResult {
   const refused: ImportRefusal[] = [];
   const duplicateLines: number[] = [];
   let rated = 0;
   let charged = 0n;
   let chargedLinked = 0n;
-  plans.forEach((plan, i) => {
-    const line = job.lines[i].line;
-    if (plan.kind === 'refused') refused.push({ line, reason: plan.reason, ...(plan.account_tag ? { account_tag: plan.account_tag } : {}) });
-    else if (plan.kind === 'duplicate' || !own.has(plan.caller)) duplicateLines.push(line);
-    else {
-      rated += 1;
-      charged += own.get(plan.caller)!;
-      for (const other of plan.others) if (own.has(other) && !other.inbound) chargedLinked += own.get(other)!;
+  const byId = new Map(own.map((r) => [r._id, r]));
+  const callKey = (origin: string | undefined, tag: string) => `${origin ?? ''}\0${tag}`;
+  const linkedFees = new Map<string, bigint>();
+  for (const r of own) {
+    if (r.account_tag !== r.origin_account_tag && !r.inbound) {
+      const key = callKey(r.origin_account_tag, r.transaction_tag);
+      linkedFees.set(key, (linkedFees.get(key) ?? 0n) + r.fee);
     }
+  }
+  const counted = new Set<string>();
+  plans.forEach((plan, i) => {
+    const { line, account_tag: caller, transaction_tag: tag } = job.lines[i];
+    const callerRecord = byId.get(importRecordId(batchId, caller, caller, tag));
+    if (callerRecord && !counted.has(callerRecord._id)) {
+      counted.add(callerRecord._id);
+      rated += 1;
+      charged += callerRecord.fee;
+      chargedLinked += linkedFees.get(callKey(caller, tag)) ?? 0n;
+    } else if (plan.kind === 'refused') refused.push({ line, reason: plan.reason, ...(plan.account_tag ? { account_tag: plan.account_tag } : {}) });
+    else duplicateLines.push(line);
   });
   return {
     batch_id: batchId,

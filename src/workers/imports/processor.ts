@@ -1,8 +1,8 @@
 import type { Job } from 'bullmq';
 import type { ImportBatchJob, ImportBatchResult } from '../../shared/queues/payloads';
-import { beforeDeadline, Reasons, TransactionDeps } from '../transactions/deps';
+import { beforeDeadline, TransactionDeps } from '../transactions/deps';
 import { processImportBatch } from './batch';
-import { importBatchId } from '../../shared/ledger';
+import { importBatchId, timedOutBatchResult } from '../../shared/ledger';
 
 /**
  * The `imports` queue: batches of finished calls (CDR files, recordTransactions). The result is the
@@ -16,16 +16,7 @@ export function importProcessor(deps: TransactionDeps) {
     const firstStart = job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1;
     if (data.deadline !== null && firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id }, 'import batch dropped: past its deadline');
-      return {
-        batch_id: importBatchId(data.import_id, data.batch),
-        lines: data.lines.length,
-        rated: 0,
-        duplicate_lines: [],
-        refused: data.lines.map((l) => ({ line: l.line, reason: Reasons.TIMEOUT })),
-        charged: '0',
-        charged_linked: '0',
-        replayed: false,
-      };
+      return timedOutBatchResult(importBatchId(data.import_id, data.batch), data.lines);
     }
     return processImportBatch(deps, data, job.timestamp);
   };

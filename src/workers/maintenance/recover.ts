@@ -1,5 +1,6 @@
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
-import { applyOnce, opIds, settle } from '../../shared/ledger';
+import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle } from '../../shared/ledger';
+import { undoAgentBatch } from '../imports/undo';
 import { decideAbandoned, type OutcomeDoc } from '../../shared/outcomes';
 import { removeEntry } from '../transactions/begin';
 import type { TransactionDeps } from '../transactions/deps';
@@ -24,6 +25,7 @@ export interface RecoveryResult {
   recordsFinished: number;
   recordsUndone: number;
   rollbacksFinished: number;
+  batchesUndone: number;
 }
 
 /**
@@ -36,13 +38,15 @@ export interface RecoveryResult {
  * - recordTransaction's records still 'pending': finished if decided 'done', else taken back;
  *   processing's: settled from the ledger (processing's own reconcile);
  * - records 'rolling_back': their refund finished and the record deleted;
- * - rollbacks decided 'done' whose job was lost before finishing: carried out.
+ * - rollbacks decided 'done' whose job was lost before finishing: carried out;
+ * - agent batches (recordTransactions) never decided by their deadline: taken back.
  * Ended calls whose processing job was lost are queued again by requeue-ended.ts.
  */
 export async function recoverInterrupted(deps: TransactionDeps, now: Date = new Date()): Promise<RecoveryResult> {
-  const result: RecoveryResult = { markersSettled: 0, beginsUndone: 0, endsUndone: 0, recordsFinished: 0, recordsUndone: 0, rollbacksFinished: 0 };
+  const result: RecoveryResult = { markersSettled: 0, beginsUndone: 0, endsUndone: 0, recordsFinished: 0, recordsUndone: 0, rollbacksFinished: 0, batchesUndone: 0 };
   const cutoff = now.getTime() - takeoverAfterMs(deps);
   await settleMarkers(deps, cutoff, result);
+  await undecidedAgentBatches(deps, cutoff, result);
   await undecidedEntries(deps, cutoff, result);
   await interruptedRecords(deps, cutoff, result);
   await unfinishedRollbacks(deps, cutoff, result);
@@ -145,5 +149,20 @@ async function unfinishedRollbacks(deps: TransactionDeps, cutoff: number, result
     await applyRollback(deps, doc.account_tag, doc.transaction_tag, doc.parties ?? [doc.account_tag]);
     await outcomes.updateOne({ _id: doc._id }, { $set: { applied_at: new Date() } });
     result.rollbacksFinished += 1;
+  }
+}
+
+async function undecidedAgentBatches(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
+  const { db } = deps.ctx.mongo;
+  const cursor = importBatchesOf(db).find({ deadline: { $lt: cutoff }, decided_at: { $exists: false } });
+  for await (const batch of cursor) {
+    const known = await deps.ctx.mongo.collections.outcomes.findOne({ _id: batch._id });
+    const fate = await settledFate(deps, known ?? undefined, { jobId: batch._id, op: 'record-batch', account_tag: '', transaction_tag: '' });
+    if (fate === 'done') {
+      await markBatchDecided(db, batch._id);
+      continue;
+    }
+    await undoAgentBatch(deps, batch._id, batch.result?.refused.map((r) => ({ line: r.line })) ?? []);
+    result.batchesUndone += 1;
   }
 }

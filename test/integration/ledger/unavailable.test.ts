@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildAgent } from '../../../src/agent/app';
+import { AppContext, createContext } from '../../../src/shared/context';
+import { createLogger } from '../../../src/shared/logger';
+import { stopChild } from '../../../src/shared/services/redis-server';
+import { waitFor } from '../../support/agent-harness';
+import { serverUrls, testConfig } from '../../support/harness';
+import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
+import { startWorkerProcess, WorkerProcess } from '../../support/processes';
+import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+
+/**
+ * Issue 9, defect 11: while the store is unreachable the agent answers a clear refusal (UNAVAILABLE,
+ * HTTP 200), never a 500, and what it refused leaves nothing behind once the store is back. The agent
+ * and a worker process run against a MongoDB-wire server of their own, stopped and restarted here.
+ */
+describe('agent while MongoDB is unreachable', () => {
+  let dir: string;
+  let mongo: MongoProcess | undefined;
+  let ctx: AppContext | undefined;
+  let app: FastifyInstance | undefined;
+  let worker: WorkerProcess | undefined;
+  let url: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'rating-unavailable-'));
+    mongo = await startH2MongoServer(path.join(dir, 'db.mv'));
+    const config = testConfig({ MONGO_URL: mongo.url, AGENT_TIMEOUT_MS: '1500', JOB_LOCK_MS: '2000' });
+    ctx = await createContext(config, { mongoUrl: mongo.url, redisUrl: serverUrls().redisUrl }, createLogger(config, 'test'));
+    await seed(ctx, {
+      carriers: [carrier('c1')],
+      pricelists: [pricelist('pl')],
+      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 })],
+      accounts: [account('cust', { balance: 1000n, linked_accounts: ['parent'] }), account('parent', { balance: 1000n })],
+    });
+    app = await buildAgent(ctx);
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    worker = await startWorkerProcess(config, { MONGO_URL: mongo.url });
+  }, 180000);
+
+  afterAll(async () => {
+    await worker?.kill();
+    await app?.close();
+    if (ctx) {
+      const keys = await ctx.redis.keys(`${ctx.config.queuePrefix}:*`);
+      if (keys.length > 0) await ctx.redis.del(...keys);
+      await ctx.close().catch(() => undefined);
+    }
+    if (mongo) await stopChild(mongo.child);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const begin = async (tag: string) => {
+    const response = await fetch(`${url}/v1/begin_transaction`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transaction_tag: tag, account_tag: 'cust', source: '1', destination: '391234' }),
+    });
+    return { status: response.status, body: (await response.json()) as { ok: boolean; reason: string | null } };
+  };
+
+  it('answers UNAVAILABLE, not a 500, and applies nothing', async () => {
+    expect(await begin('before')).toEqual({ status: 200, body: { ok: true, reason: null } });
+    await stopChild(mongo!.child);
+
+    expect(await begin('during')).toEqual({ status: 200, body: { ok: false, reason: 'UNAVAILABLE' } });
+
+    mongo = await startH2MongoServer(path.join(dir, 'db.mv'), mongo!.port);
+    // The worker and the agent reconnect by themselves.
+    let n = 0;
+    await waitFor(async () => (await begin(`after${n++}`)).body.ok, 'a begin accepted again', 60000);
+    // The job of 'during' ran (or runs) once the store is back, past its deadline: it takes itself back.
+    const entriesOf = async (tag: string) => (await ctx!.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions;
+    await waitFor(async () => (await ctx!.queues.transactions.getJobCounts('active', 'waiting')).active === 0, 'no job in hand', 30000);
+    for (const tag of ['cust', 'parent']) {
+      const tags = (await entriesOf(tag)).map((e) => e.transaction_tag);
+      expect(tags).toContain('before');
+      expect(tags).not.toContain('during');
+    }
+  }, 120000);
+});
