@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { ensureLauncherJar } from '../../src/shared/services/mongo-server';
+import { ensureLauncherJar, launcherReady } from '../../src/shared/services/mongo-server';
 import { freePort, withParentDeathSignal } from '../../src/shared/services/process-tools';
 
 export interface MongoProcess {
@@ -21,28 +21,6 @@ export async function startH2MongoServer(file: string, port?: number): Promise<M
   ]);
   // setpriv (if used) execs java, so child.pid is the JVM itself and SIGKILL reaches it directly.
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`mongo-server did not start in time: ${stderr.trim()}`)), 30000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.length > 20000) stderr = stderr.slice(-10000);
-    });
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const ready = /READY (\S+):(\d+)/.exec(stdout);
-      if (ready) {
-        clearTimeout(timer);
-        resolve(`mongodb://${ready[1]}:${ready[2]}`);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`mongo-server exited with ${code ?? signal}: ${stderr.trim()}`));
-    });
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
+  const url = await launcherReady(child, 30000);
   return { child, url, port: chosen };
 }

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +29,36 @@ export function ensureLauncherJar(logger?: Logger): string {
   const result = spawnSync('mvn', ['-q', '-B', 'package', '-DskipTests'], { cwd: launcherDir, stdio: ['ignore', 'inherit', 'inherit'] });
   if (result.status !== 0 || !existsSync(launcherJar)) throw new Error('building tools/mongo-server failed (see Maven output above)');
   return launcherJar;
+}
+
+/**
+ * Waits for the launcher's `READY host:port` line and returns its URL; rejects if it exits first or
+ * takes longer than `timeoutMs`. Keeps draining its pipes afterwards so it never blocks on a full buffer.
+ */
+export function launcherReady(child: ChildProcess, timeoutMs: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => reject(new Error(`mongo-server did not start in time: ${stderr.trim()}`)), timeoutMs);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.length > 20000) stderr = stderr.slice(-10000);
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const ready = /READY (\S+):(\d+)/.exec(stdout);
+      if (ready) {
+        clearTimeout(timer);
+        child.stdout!.resume();
+        child.stderr!.resume();
+        resolve(`mongodb://${ready[1]}:${ready[2]}`);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`mongo-server exited with ${code ?? signal}: ${stderr.trim()}`));
+    });
+  });
 }
 
 export interface MongoServerOptions {
@@ -85,30 +115,7 @@ async function startLauncher(options: MongoServerOptions) {
   const [command, args] = withParentDeathSignal('java', javaArgs);
   // stdin stays open: the launcher exits by itself when it closes (a second guard against orphans).
   const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`mongo-server did not start in time: ${stderr.trim()}`)), 60000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.length > 20000) stderr = stderr.slice(-10000);
-    });
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const ready = /READY (\S+):(\d+)/.exec(stdout);
-      if (ready) {
-        clearTimeout(timer);
-        resolve(`mongodb://${ready[1]}:${ready[2]}`);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`mongo-server exited with ${code}: ${stderr.trim()}`));
-    });
-  });
-  // Keep draining the pipes so the child never blocks on a full buffer.
-  child.stdout!.resume();
-  child.stderr!.resume();
+  const url = await launcherReady(child, 60000);
   options.logger?.info({ url, backend: options.dataDir ? 'h2' : 'memory' }, 'local MongoDB-wire server started');
   return {
     kind: options.dataDir ? 'mongo-java-server (h2)' : 'mongo-java-server (memory)',

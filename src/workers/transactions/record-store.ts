@@ -1,7 +1,6 @@
-import type { TransactionDoc } from '../../shared/domain/types';
 import { checkBalanceAlerts } from '../../shared/alerts';
 import type { AppContext } from '../../shared/context';
-import type { AccountDoc } from '../../shared/domain/types';
+import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import { recordRatedCall } from '../../shared/metrics';
 import type { Collections } from '../../shared/mongo';
 import { isDuplicateKeyError } from '../../shared/mongo';
