@@ -32,6 +32,8 @@ export interface Config {
   longCallScanSeconds: number;
   /** Most calls one recordTransactions request may carry (docs/IMPORTS.md). */
   recordBatchMax: number;
+  /** How often a worker runs the ledger audit and publishes its figures as metrics; 0 never. */
+  auditIntervalSeconds: number;
 
   /** Tokens from RATING_TOKENS, hashed at load (docs/OPERATIONS.md). */
   bootstrapTokens: BootstrapToken[];
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobLockMs: r.int('JOB_LOCK_MS', 30000, 1000, 600000),
     longCallScanSeconds: r.int('LONG_CALL_SCAN_SECONDS', 60, 1, 86400),
     recordBatchMax: r.int('RECORD_BATCH_MAX', 1000, 1, 10000),
+    auditIntervalSeconds: r.int('AUDIT_INTERVAL_SECONDS', 3600, 0, 31 * 86400),
     bootstrapTokens: [],
     authCacheMs: r.int('AUTH_CACHE_MS', 5000, 0, 60000),
     rateLimitMax: r.int('RATE_LIMIT_MAX', 60000, 0, 100_000_000),

@@ -1,3 +1,4 @@
+import type { Db } from 'mongodb';
 import type { Collections } from '../mongo';
 import { opIds } from './model';
 
@@ -90,4 +91,21 @@ export async function auditLedger(collections: Pick<Collections, 'accounts' | 'l
     }
   }
   return { accounts, ledger_entries: entries, records, pending_markers: pendingMarkers, records_in_flight: inFlight, differences };
+}
+
+/** The last audit a worker ran (AUDIT_INTERVAL_SECONDS), kept for the metrics every process exports. */
+export interface StoredAudit {
+  _id: 'latest';
+  at: Date;
+  report: AuditReport;
+}
+
+const auditsOf = (db: Db) => db.collection<StoredAudit>('ledger_audits');
+
+export async function storeAudit(db: Db, report: AuditReport): Promise<void> {
+  await auditsOf(db).replaceOne({ _id: 'latest' }, { at: new Date(), report }, { upsert: true });
+}
+
+export async function latestAudit(db: Db): Promise<StoredAudit | null> {
+  return auditsOf(db).findOne({ _id: 'latest' });
 }

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { latestAudit } from '../ledger/audit';
 import type { AppContext } from '../context';
 import { allQueues } from '../queues/all-queues';
 import type { AlertChannel } from '../queues/payloads';
@@ -83,6 +84,25 @@ export class ProcessMetrics {
           logger.warn({ err }, 'queue counts could not be read');
         } finally {
           clearTimeout(timer);
+        }
+      },
+    });
+    new Gauge({
+      name: 'rating_ledger_audit',
+      help: 'Figures of the last ledger audit (AUDIT_INTERVAL_SECONDS): differences (must be 0), pending_markers, records_in_flight, age_seconds',
+      labelNames: ['figure'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        try {
+          const last = await latestAudit(ctx.mongo.db);
+          if (!last) return;
+          this.set({ figure: 'differences' }, last.report.differences.length);
+          this.set({ figure: 'pending_markers' }, last.report.pending_markers);
+          this.set({ figure: 'records_in_flight' }, last.report.records_in_flight);
+          this.set({ figure: 'age_seconds' }, Math.round((Date.now() - last.at.getTime()) / 1000));
+        } catch (err) {
+          logger.warn({ err }, 'last ledger audit could not be read');
         }
       },
     });

@@ -108,7 +108,7 @@ export interface AlertJob {
 }
 
 export interface MaintenanceJob {
-  task: 'scan-long-calls';
+  task: 'scan-long-calls' | 'audit-ledger';
 }
 
 /**

@@ -1,14 +1,15 @@
 import { Job, UnrecoverableError } from 'bullmq';
+import { auditLedger, storeAudit } from '../../shared/ledger/audit';
 import type { MaintenanceJob } from '../../shared/queues/payloads';
 import type { TransactionDeps } from '../transactions/deps';
-import { recoverInterrupted, RecoveryResult } from './recover';
+import { recoverInterrupted } from './recover';
 import { requeueEndedCalls } from './requeue-ended';
-import { scanRunningCalls, ScanResult } from './scan-calls';
+import { scanRunningCalls } from './scan-calls';
 
 /** Housekeeping jobs of the `maintenance` queue. */
 export function maintenanceProcessor(deps: TransactionDeps) {
   const { ctx } = deps;
-  return async (job: Job<MaintenanceJob>): Promise<ScanResult & RecoveryResult & { requeuedCalls: number }> => {
+  return async (job: Job<MaintenanceJob>): Promise<object> => {
     switch (job.data.task) {
       case 'scan-long-calls': {
         // The same periodic pass recovers interrupted work (first: it may take back ends), then
@@ -17,6 +18,14 @@ export function maintenanceProcessor(deps: TransactionDeps) {
         const result = { ...recovered, ...(await scanRunningCalls(ctx)), requeuedCalls: await requeueEndedCalls(ctx) };
         ctx.logger.debug({ jobId: job.id, ...result }, 'running calls scanned');
         return result;
+      }
+      case 'audit-ledger': {
+        const report = await auditLedger(ctx.mongo.collections);
+        await storeAudit(ctx.mongo.db, report);
+        const figures = { jobId: job.id, ...report, differences: report.differences.length };
+        if (report.differences.length > 0) ctx.logger.error({ ...figures, accounts: report.differences.map((d) => d.account_tag).slice(0, 20) }, 'ledger audit found differences');
+        else ctx.logger.info(figures, 'ledger audit: no difference');
+        return { ...figures };
       }
       default:
         throw new UnrecoverableError(`unknown maintenance task ${JSON.stringify((job.data as { task?: unknown }).task)}`);

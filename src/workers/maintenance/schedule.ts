@@ -2,10 +2,12 @@ import type { AppContext } from '../../shared/context';
 import type { MaintenanceJob } from '../../shared/queues/payloads';
 
 export const SCAN_SCHEDULER_ID = 'scan-long-calls';
+export const AUDIT_SCHEDULER_ID = 'audit-ledger';
 
 /**
- * Registers the periodic scan (every LONG_CALL_SCAN_SECONDS). A job scheduler is keyed by id, so
- * every worker process calling this at start leaves exactly one schedule, with the latest interval.
+ * Registers the periodic scan (every LONG_CALL_SCAN_SECONDS) and the ledger audit (every
+ * AUDIT_INTERVAL_SECONDS). A job scheduler is keyed by id, so every worker process calling this leaves
+ * exactly one schedule of each, with the latest interval.
  */
 export async function scheduleMaintenance(ctx: AppContext): Promise<void> {
   const data: MaintenanceJob = { task: 'scan-long-calls' };
@@ -14,4 +16,11 @@ export async function scheduleMaintenance(ctx: AppContext): Promise<void> {
     { every: ctx.config.longCallScanSeconds * 1000 },
     { name: SCAN_SCHEDULER_ID, data },
   );
+  // The ledger audit reads every account, ledger entry and record: seldom (AUDIT_INTERVAL_SECONDS).
+  if (ctx.config.auditIntervalSeconds > 0) {
+    const audit: MaintenanceJob = { task: 'audit-ledger' };
+    await ctx.queues.maintenance.upsertJobScheduler(AUDIT_SCHEDULER_ID, { every: ctx.config.auditIntervalSeconds * 1000 }, { name: AUDIT_SCHEDULER_ID, data: audit });
+  } else {
+    await ctx.queues.maintenance.removeJobScheduler(AUDIT_SCHEDULER_ID);
+  }
 }

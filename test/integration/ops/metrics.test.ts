@@ -4,6 +4,7 @@ import { recordCredit, recordRatedCall } from '../../../src/shared/metrics';
 import { QueueNames } from '../../../src/shared/queues/names';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
+import { account } from '../../support/seed';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';
 import { waitFor } from './receivers';
 
@@ -55,6 +56,23 @@ describe('Prometheus /metrics', () => {
     expect(text).toContain('rating_credited_amount_total 30');
     expect(text).toContain('rating_alert_deliveries_total');
     expect(text).toContain('process_cpu_user_seconds_total');
+  });
+
+  it('publishes the figures of the last ledger audit, which names a balance changed behind the ledger', async () => {
+    await ctx.mongo.collections.accounts.insertOne(account('audited', { balance: 50n }));
+    const audit = async () => {
+      const job = await ctx.queues.maintenance.add('audit-ledger', { task: 'audit-ledger' });
+      await waitFor(async () => (await job.getState()) === 'completed', 'the audit job');
+    };
+    await audit();
+    let text = await scrape();
+    expect(text).toContain('rating_ledger_audit{figure="differences"} 0');
+    expect(text).toContain('rating_ledger_audit{figure="pending_markers"} 0');
+    expect(text).toMatch(/rating_ledger_audit\{figure="age_seconds"\} \d+/);
+    await ctx.mongo.collections.accounts.updateOne({ account_tag: 'audited' }, { $inc: { balance: 1n } });
+    await audit();
+    text = await scrape();
+    expect(text).toContain('rating_ledger_audit{figure="differences"} 1');
   });
 
   it('keeps the metrics of two contexts in one process apart', async () => {
