@@ -153,6 +153,12 @@ export class AgentOperations {
       failure = /timed out/i.test((err as Error).message ?? '') ? 'timeout' : 'unavailable';
       if (failure === 'unavailable') this.ctx.logger.warn({ err, jobId, op: job.op }, 'agent operation failed: answered UNAVAILABLE');
     }
+    // The completion may have come just after the wait ended: the job's answer in Redis is the truth.
+    const finished = await this.ctx.queues.transactions
+      .getJob(jobId)
+      .then((job) => (job?.finishedOn && !job.failedReason ? (job.returnvalue as R | null) : null))
+      .catch(() => null);
+    if (finished) return finished;
     // Without the abandonment recorded, TIMEOUT cannot be promised: the store is what is unreachable.
     let unrecorded = false;
     const answer = decided

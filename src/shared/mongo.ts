@@ -64,6 +64,8 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.ledger.createIndex({ account_tag: 1, at: 1 }),
     // An outcome matters while its job can still run (seconds; minutes at most): kept a day.
     collections.outcomes.createIndex({ at: 1 }, { expireAfterSeconds: 86_400 }),
+    // Rollbacks of a call not yet carried out, looked up before a tag is refused as a duplicate.
+    collections.outcomes.createIndex({ account_tag: 1, transaction_tag: 1 }),
   ]);
 }
 

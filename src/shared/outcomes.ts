@@ -19,8 +19,8 @@ export interface OutcomeDoc {
   account_tag: string;
   transaction_tag: string;
   result: OperationResult | null;
-  /** The accounts a rollback reaches (caller, parents, receiver), so the sweep can finish it alone. */
-  parties?: string[];
+  /** What a rollback takes away, fixed when it is decided, so a re-run or the sweep finishes exactly that. */
+  targets?: RollbackTarget[];
   /** Set when the effects decided after the decision (rollback's) are all made. */
   applied_at?: Date;
   at: Date;
@@ -40,12 +40,22 @@ async function claim(outcomes: Collection<OutcomeDoc>, doc: OutcomeDoc): Promise
   }
 }
 
+/**
+ * One party's share of a call a rollback removes: its running entry, or its record (by `_id`, never by
+ * tag: the tag may be used again for a new call after this rollback is answered).
+ */
+export interface RollbackTarget {
+  account_tag: string;
+  entry_id?: string;
+  record_id?: string;
+}
+
 export interface OperationRef {
   jobId: string;
   op: string;
   account_tag: string;
   transaction_tag: string;
-  parties?: string[];
+  targets?: RollbackTarget[];
 }
 
 function docOf(ref: OperationRef, state: OutcomeDoc['state'], result: OperationResult | null): OutcomeDoc {

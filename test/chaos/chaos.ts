@@ -22,6 +22,7 @@ import { connectMongo, Mongo } from '../../src/shared/mongo';
 import { createQueues, Queues } from '../../src/shared/queues/queues';
 import { ensureLauncherJar } from '../../src/shared/services/mongo-server';
 import { ensureRedisServer } from '../../src/shared/services/redis-server';
+import { takeoverMs } from '../../src/workers/maintenance/recover';
 import { freePort, withParentDeathSignal } from '../../src/shared/services/process-tools';
 import { account, carrier, pricelist, rate } from '../support/seed';
 
@@ -35,7 +36,7 @@ const AGENT_TIMEOUT_MS = 3000;
 const JOB_LOCK_MS = 2000;
 const LONG_CALL_SCAN_SECONDS = 2;
 /** The recovery sweep takes over interrupted work this long after its deadline (src/workers/maintenance/recover.ts, takeoverAfterMs). */
-const TAKEOVER_MS = JOB_LOCK_MS * 2 + 5000;
+const TAKEOVER_MS = takeoverMs(JOB_LOCK_MS);
 /** A request without an answer by then is "no answer" (outcome unknown). */
 const CLIENT_TIMEOUT_MS = AGENT_TIMEOUT_MS + 5000;
 

@@ -88,8 +88,8 @@ export interface RunningTransaction {
   begin_job?: string;
   begin_deadline?: number;
   /** The agent job that ended the entry, and its deadline: processing is queued once that end is decided 'done'. */
-  end_job?: string;
-  end_deadline?: number;
+  end_job?: string | null;
+  end_deadline?: number | null;
 }
 
 export interface AccountDoc {

@@ -2,7 +2,7 @@ import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle } from '../../shared/ledger';
 import { undoAgentBatch } from '../imports/undo';
 import { decideAbandoned, type OutcomeDoc } from '../../shared/outcomes';
-import { removeEntry } from '../transactions/begin';
+import { removeEntry } from '../transactions/entries';
 import type { TransactionDeps } from '../transactions/deps';
 import { unEndEntry } from '../transactions/end';
 import { reconcile } from '../transactions/processing';
@@ -14,8 +14,12 @@ import { applyRollback } from '../transactions/rollback';
  * How long past an operation's deadline (or a marker's age) the sweep waits before it takes over:
  * long enough for the job (or its re-run after a worker's death, JOB_LOCK_MS) to finish on its own.
  */
-export function takeoverAfterMs(deps: TransactionDeps): number {
-  return deps.ctx.config.jobLockMs * 2 + 5000;
+export function takeoverAfterMs(deps: Pick<TransactionDeps, 'ctx'>): number {
+  return takeoverMs(deps.ctx.config.jobLockMs);
+}
+
+export function takeoverMs(jobLockMs: number): number {
+  return jobLockMs * 2 + 5000;
 }
 
 export interface RecoveryResult {
@@ -146,8 +150,7 @@ async function unfinishedRollbacks(deps: TransactionDeps, cutoff: number, result
   const { outcomes } = deps.ctx.mongo.collections;
   const cursor = outcomes.find({ op: 'rollback', state: 'done', applied_at: { $exists: false }, at: { $lt: new Date(cutoff) } });
   for await (const doc of cursor) {
-    await applyRollback(deps, doc.account_tag, doc.transaction_tag, doc.parties ?? [doc.account_tag]);
-    await outcomes.updateOne({ _id: doc._id }, { $set: { applied_at: new Date() } });
+    await applyRollback(deps, doc._id, doc.targets ?? []);
     result.rollbacksFinished += 1;
   }
 }

@@ -1,8 +1,13 @@
 import type { AppContext } from '../../shared/context';
 import type { AccountDoc } from '../../shared/domain/types';
 import { enqueueProcessing, processingJobId } from '../transactions/end';
+import { takeoverMs } from './recover';
 
-/** An ended call normally leaves running_transactions within seconds; older than this, it was lost. */
+/**
+ * An ended call normally leaves running_transactions within seconds; older than this, it was lost.
+ * Measured from the call's timestamp_end (the client's clock) for entries ended before ends carried
+ * their own deadline; otherwise from that deadline, by the recovery sweep's takeover time.
+ */
 export const ENDED_GRACE_MS = 120_000;
 
 /**
@@ -14,6 +19,7 @@ export const ENDED_GRACE_MS = 120_000;
  */
 export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date()): Promise<number> {
   const before = now.getTime() - ENDED_GRACE_MS;
+  const decidedBefore = now.getTime() - takeoverMs(ctx.config.jobLockMs);
   const cursor = ctx.mongo.collections.accounts.find<Pick<AccountDoc, 'account_tag' | 'running_transactions'>>(
     { 'running_transactions.in_progress': false },
     { projection: { _id: 0, account_tag: 1, running_transactions: 1 } },
@@ -23,7 +29,7 @@ export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date())
     for (const entry of account.running_transactions ?? []) {
       if (entry.in_progress || !(entry.timestamp_end instanceof Date)) continue;
       // The end's own deadline (server time) when known; the client's timestamp_end otherwise.
-      if ((entry.end_deadline ?? entry.timestamp_end.getTime()) >= before) continue;
+      if (entry.end_deadline != null ? entry.end_deadline >= decidedBefore : entry.timestamp_end.getTime() >= before) continue;
       // Only an end decided 'done' is charged; an undecided or abandoned one is the recovery sweep's.
       if (entry.end_job && (await ctx.mongo.collections.outcomes.findOne({ _id: entry.end_job }, { projection: { state: 1 } }))?.state !== 'done') continue;
       const job = await ctx.queues.processing.getJob(processingJobId(entry.id));

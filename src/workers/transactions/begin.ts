@@ -4,7 +4,9 @@ import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/type
 import { refusalAlert } from '../../shared/alerts';
 import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart } from '../../shared/rating';
-import { conclude, JobRef } from './decide';
+import { conclude, fateOf, JobRef } from './decide';
+import { removeEntry } from './entries';
+import { finishPendingRollbacks } from './rollback';
 import { Reasons, TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
 import { PartyRate, rateParty } from './route';
@@ -32,7 +34,17 @@ async function insertEntry(
     const same = running.find((r) => r.call_id === entry.call_id);
     // This very job inserted it before a crash: a re-run carries on from there.
     if (same && same.begin_job === entry.begin_job) return { ok: true, entryId: same.id };
-    if (same) return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
+    if (same) {
+      // Another begin of this call (a client's retry) stands only if it is decided 'done'.
+      const fate = same.begin_job
+        ? await fateOf(deps, { jobId: same.begin_job, deadline: same.begin_deadline, op: 'begin', account_tag: same.origin_account_tag, transaction_tag: same.transaction_tag }, entry.begin_deadline!)
+        : 'done';
+      if (fate === 'done') return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
+      if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };
+      await removeEntry(deps, account.account_tag, same.id);
+      account = await accounts.findOne({ _id: account._id });
+      continue;
+    }
     const max = account.max_concurrent_transactions;
     if (max !== null && max !== undefined && running.length >= max) {
       return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
@@ -60,14 +72,6 @@ async function insertEntry(
   return { ok: false, reason: Reasons.BUSY };
 }
 
-/** Removes one running entry, by its unique id; true when this call removed it. */
-export async function removeEntry(deps: TransactionDeps, accountTag: string, entryId: string): Promise<boolean> {
-  const result = await deps.ctx.mongo.collections.accounts.updateOne(
-    { account_tag: accountTag, 'running_transactions.id': entryId },
-    { $pull: { running_transactions: { id: entryId } }, $inc: { rev: 1 } },
-  );
-  return result.modifiedCount === 1;
-}
 
 /**
  * beginTransaction: every party (caller, linked accounts, inbound receiver) must accept the call;
@@ -75,7 +79,11 @@ export async function removeEntry(deps: TransactionDeps, accountTag: string, ent
  * call is concluded (decide.ts): kept if decided 'done' in time, its entries removed if abandoned.
  */
 export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<OperationResult> {
-  const result = await tryBegin(deps, job, ref);
+  let result = await tryBegin(deps, job, ref);
+  // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
+  if (!result.ok && result.reason === Reasons.DUPLICATE_TRANSACTION && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) {
+    result = await tryBegin(deps, job, ref);
+  }
   if (!result.ok) {
     if (result.refusedBy) {
       void refusalAlert(deps.ctx, result.refusedBy, { transaction_tag: job.transaction_tag, destination: job.destination, reason: result.reason! });

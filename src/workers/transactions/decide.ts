@@ -32,3 +32,26 @@ export async function conclude(
   deps.ctx.logger.warn({ jobId: ref.jobId, op: ref.op, transaction_tag: ref.transaction_tag }, 'operation abandoned by its deadline: changes undone');
   return timedOut;
 }
+
+const FATE_POLL_MS = 50;
+
+/**
+ * The fate of another agent operation whose changes stand in the way of ours (a client's retry while the
+ * first attempt is still in flight): 'done' or 'abandoned' once decided; past its own deadline with no
+ * outcome, nobody was told it happened, so it is abandoned here; otherwise waited for until our own
+ * deadline, then 'unknown' (the caller gives up, having changed nothing).
+ */
+export async function fateOf(deps: TransactionDeps, other: OperationRef & { deadline: number | undefined }, deadline: number): Promise<'done' | 'abandoned' | 'unknown'> {
+  const { outcomes } = deps.ctx.mongo.collections;
+  const { deadline: otherDeadline, ...ref } = other;
+  for (;;) {
+    const doc = await outcomes.findOne({ _id: ref.jobId }, { projection: { state: 1 } });
+    if (doc) return doc.state;
+    if (otherDeadline !== undefined && !beforeDeadline(otherDeadline)) {
+      const decision = await decideAbandoned(outcomes, ref);
+      return decision.won ? 'abandoned' : decision.doc.state;
+    }
+    if (!beforeDeadline(deadline, FATE_POLL_MS)) return 'unknown';
+    await new Promise((resolve) => setTimeout(resolve, FATE_POLL_MS));
+  }
+}

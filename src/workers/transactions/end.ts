@@ -3,7 +3,7 @@ import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/type
 import type { Collections } from '../../shared/mongo';
 import { jobId } from '../../shared/queues/names';
 import type { EndJob, OperationResult } from '../../shared/queues/payloads';
-import { conclude, JobRef } from './decide';
+import { conclude, fateOf, JobRef, timedOut } from './decide';
 import { Reasons, TransactionDeps } from './deps';
 
 /** Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress. */
@@ -73,12 +73,20 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
     return entry && entry.end_job === ref.id ? entry : undefined;
   };
   let own = entryOf(await endEntry(accounts, job.account_tag, call, at, ref));
+  if (!own) own = await endedByUs(job.account_tag);
   if (!own) {
-    own = await endedByUs(job.account_tag);
-    if (!own) {
-      const account = await accounts.findOne({ account_tag: job.account_tag, 'running_transactions.call_id': call }, { projection: { _id: 1 } });
-      return { ok: false, reason: account ? Reasons.ALREADY_ENDED : Reasons.NOT_FOUND };
-    }
+    const current = entryOf(await accounts.findOne({ account_tag: job.account_tag }, { projection: { running_transactions: 1 } }));
+    if (!current) return { ok: false, reason: Reasons.NOT_FOUND };
+    // Ended by another end of this call (a client's retry while the first is in flight): that end
+    // stands only if decided 'done'; abandoned, it is taken back and this one ends the call.
+    const fate = current.end_job
+      ? await fateOf(deps, { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag }, ref.deadline)
+      : 'done';
+    if (fate === 'unknown') return timedOut;
+    if (fate === 'done') return { ok: false, reason: Reasons.ALREADY_ENDED };
+    await Promise.all((current.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, call, current.end_job!)));
+    own = entryOf(await endEntry(accounts, job.account_tag, call, at, ref));
+    if (!own) return { ok: false, reason: Reasons.ALREADY_ENDED };
   }
   const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
   const ended = [
@@ -91,6 +99,11 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async () => {
     await Promise.all(parties.map((tag) => unEndEntry(accounts, tag, call, ref.id)));
   });
-  if (result.ok) await Promise.all(ended.filter((e) => e.entry).map(({ tag, entry }) => enqueueProcessing(deps.ctx, tag, entry!)));
+  if (result.ok) {
+    // Decided: a queue that fails now delays the charge (requeue-ended queues it again), it does not undo the end.
+    await Promise.all(ended.filter((e) => e.entry).map(({ tag, entry }) => enqueueProcessing(deps.ctx, tag, entry!))).catch((err: unknown) =>
+      deps.ctx.logger.warn({ err, transaction_tag: job.transaction_tag }, 'processing not queued; the maintenance pass will queue it'),
+    );
+  }
   return result;
 }

@@ -4,7 +4,7 @@ import type { ProcessingJob } from '../../shared/queues/payloads';
 import type { TransactionDeps } from './deps';
 import { afterDebit, insertRecord, markCharged } from './record-store';
 import { ratedRecord } from './records';
-import { removeEntry } from './begin';
+import { removeEntry } from './entries';
 
 export type ProcessingOutcome = 'charged' | 'already-done' | 'not-ended' | 'rolled-back' | 'gone' | 'duplicate';
 

@@ -1,10 +1,10 @@
 import type { TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, opIds } from '../../shared/ledger';
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
-import { conclude, JobRef } from './decide';
-import { beforeDeadline, Reasons, TransactionDeps } from './deps';
-import { decideAbandoned } from '../../shared/outcomes';
+import { conclude, fateOf, JobRef } from './decide';
+import { Reasons, TransactionDeps } from './deps';
 import { refundRecord } from './refund';
+import { finishPendingRollbacks } from './rollback';
 import { resolveParties } from './parties';
 import { PartyRate, rateParty } from './route';
 import { ratedRecord } from './records';
@@ -28,6 +28,13 @@ export interface RecordOutcome extends OperationResult {
  * and deleted. Records written by this very job before a crash are its own: a re-run carries on.
  */
 export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef): Promise<RecordOutcome> {
+  const outcome = await recordOnce(deps, job, ref);
+  // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
+  if (outcome.duplicate && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) return recordOnce(deps, job, ref);
+  return outcome;
+}
+
+async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): Promise<RecordOutcome> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
   const refused = (reason: string): RecordOutcome => ({ ok: false, reason, fee: 0n, duplicate: reason === Reasons.DUPLICATE_TRANSACTION });
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
@@ -70,7 +77,13 @@ export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef)
     if (existing && existing.record_job !== ref.id && existing.state === 'pending') {
       // Another recordTransaction of this call is in flight (a client's retry): it stays only if that
       // one is decided 'done'; abandoned, its record goes and this one takes its place.
-      const fate = await foreignFate(deps, existing, ref.deadline);
+      const fate = existing.record_job
+        ? await fateOf(
+            deps,
+            { jobId: existing.record_job, deadline: existing.record_deadline, op: 'record', account_tag: existing.origin_account_tag ?? existing.account_tag, transaction_tag: existing.transaction_tag },
+            ref.deadline,
+          )
+        : 'done';
       if (fate === 'unknown') {
         await undoWritten(deps, written.map((w) => w.doc));
         return refused(Reasons.TIMEOUT);
@@ -100,12 +113,13 @@ export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef)
       { op: opIds.charge(doc._id), account_tag: doc.account_tag, amount: -doc.fee, kind: 'charge', transaction_tag: doc.transaction_tag, ref: doc._id },
       fresh ? freshAt : undefined,
     );
-    await markCharged(transactions, doc._id);
     if (result.outcome === 'applied') afterDebit(deps.ctx, result.account, doc.fee);
     if (doc.account_tag === job.account_tag) callerFee = doc.fee;
   }
   const opRef = { jobId: ref.id, op: 'record', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
   const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, () => undoWritten(deps, written.map((w) => w.doc)));
+  // 'charged' only once decided: until then a retry of the call waits for this one's fate.
+  if (result.ok) await Promise.all(written.map(({ doc }) => markCharged(transactions, doc._id)));
   return { ...result, fee: result.ok ? callerFee : 0n, duplicate: false };
 }
 
@@ -114,27 +128,5 @@ async function undoWritten(deps: TransactionDeps, docs: TransactionDoc[]): Promi
   for (const doc of docs) {
     const current = await deps.ctx.mongo.collections.transactions.findOne({ _id: doc._id });
     if (current) await refundRecord(deps, current);
-  }
-}
-
-const FOREIGN_POLL_MS = 50;
-
-/**
- * The fate of another recordTransaction's pending record: its outcome, waited for until our own
- * deadline. Past its own deadline with no outcome, nobody was told it happened: it is abandoned here.
- */
-async function foreignFate(deps: TransactionDeps, record: TransactionDoc, deadline: number): Promise<'done' | 'abandoned' | 'unknown'> {
-  const { outcomes } = deps.ctx.mongo.collections;
-  if (!record.record_job) return 'done';
-  for (;;) {
-    const doc = await outcomes.findOne({ _id: record.record_job });
-    if (doc) return doc.state;
-    if (record.record_deadline !== undefined && !beforeDeadline(record.record_deadline)) {
-      const ref = { jobId: record.record_job, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag };
-      const decision = await decideAbandoned(outcomes, ref);
-      return decision.won ? 'abandoned' : decision.doc.state;
-    }
-    if (!beforeDeadline(deadline, FOREIGN_POLL_MS)) return 'unknown';
-    await new Promise((resolve) => setTimeout(resolve, FOREIGN_POLL_MS));
   }
 }

@@ -1,8 +1,8 @@
 import { callId, TransactionDoc } from '../../shared/domain/types';
 import { batchDebitState, BatchDebitState } from '../../shared/ledger';
-import { decideAbandoned, decideDone } from '../../shared/outcomes';
+import { decideAbandoned, decideDone, RollbackTarget } from '../../shared/outcomes';
 import type { OperationResult, RollbackJob } from '../../shared/queues/payloads';
-import { removeEntry } from './begin';
+import { removeEntry } from './entries';
 import { JobRef, timedOut } from './decide';
 import { beforeDeadline, Reasons, TransactionDeps } from './deps';
 import { refundRecord } from './refund';
@@ -11,84 +11,114 @@ import { refundRecord } from './refund';
  * rollbackTransaction, decided per party (the caller, its parents, the receiver), each by what it holds
  * of this call (the caller's tag, so a parent's entries and records of other callers are never touched):
  * - a running entry: removed without charge (by its unique id; if processing took it first, the
- *   party's record is handled below instead);
+ *   record processing wrote under the entry's id is refunded instead);
  * - a record: its fee given back once (ledger `refund:<record _id>`) if its charge was applied, then
  *   the record deleted. A record still being charged (recordTransaction in flight or interrupted) is
  *   charged first, so the refund always has a charge to match.
  * Answers ok when any party held the call; NOT_FOUND when none did. Unlike begin, end and record, a
- * rollback is decided before its changes (a refund is not taken back): once decided 'done' it is
- * carried out, by this job, its re-run after a crash, or the recovery sweep; abandoned by the
- * agent first, it changes nothing. Every step is safe to repeat: it never refunds twice.
+ * rollback is decided before its changes (a refund is not taken back), with what it will take away
+ * (entry and record ids, never tags): once decided 'done' exactly that is carried out, by this job,
+ * its re-run after a crash, or the recovery sweep, even if the tag has been used again since; abandoned
+ * by the agent first, it changes nothing. Every step is safe to repeat: it never refunds twice.
  */
 export async function rollback(deps: TransactionDeps, job: RollbackJob, ref: JobRef): Promise<OperationResult> {
-  const { accounts, transactions, outcomes } = deps.ctx.mongo.collections;
-  const tag = job.transaction_tag;
-  const call = callId(job.account_tag, tag);
-  const caller = await accounts.findOne({ account_tag: job.account_tag }, { projection: { running_transactions: 1 } });
-  const callerRecord = await transactions.findOne({ account_tag: job.account_tag, transaction_tag: tag, origin_account_tag: job.account_tag });
-  const callerEntry = caller?.running_transactions.find((r) => r.call_id === call);
-  const parties = new Set<string>([job.account_tag, ...(callerEntry?.call_parties ?? []), ...(callerRecord?.call_parties ?? [])]);
-
-  // Records of import batches still running must not be deleted under them: wait for each batch first
-  // (answering TIMEOUT, having changed nothing, if one takes too long).
-  const records = new Map<string, TransactionDoc>();
-  for (const party of parties) {
-    const found = party === job.account_tag ? callerRecord : await transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: job.account_tag });
-    if (found) records.set(party, found);
-  }
-  const batches = new Map<string, BatchDebitState>();
-  for (const r of records.values()) {
-    if (r.state !== 'imported' || !r.charge_op || batches.has(r.charge_op)) continue;
-    const state = await batchStateBy(deps, r.charge_op, job.deadline);
-    if (state === 'running') return { ok: false, reason: Reasons.TIMEOUT };
-    batches.set(r.charge_op, state);
+  const { outcomes } = deps.ctx.mongo.collections;
+  // A re-run of a rollback decided before a crash carries out what was decided.
+  const prior = await outcomes.findOne({ _id: ref.id });
+  if (prior?.state === 'abandoned') return timedOut;
+  if (prior?.state === 'done') {
+    await applyRollback(deps, ref.id, prior.targets ?? []);
+    return prior.result ?? { ok: true, reason: null };
   }
 
-  const held = records.size > 0 || (await anyEntry(deps, [...parties], call));
-  if (!held) {
-    // A re-run of a rollback that was decided and carried out before a crash finds nothing left.
-    const prior = await outcomes.findOne({ _id: ref.id });
-    return prior?.state === 'done' && prior.result ? prior.result : { ok: false, reason: Reasons.NOT_FOUND };
-  }
-  const opRef = { jobId: ref.id, op: 'rollback', account_tag: job.account_tag, transaction_tag: tag, parties: [...parties] };
+  const found = await findTargets(deps, job.account_tag, job.transaction_tag, job.deadline);
+  if (found === 'busy') return timedOut;
+  if (found.targets.length === 0) return { ok: false, reason: Reasons.NOT_FOUND };
+  const opRef = { jobId: ref.id, op: 'rollback', account_tag: job.account_tag, transaction_tag: job.transaction_tag, targets: found.targets };
   const intime = beforeDeadline(ref.deadline);
   const decision = intime ? await decideDone(outcomes, opRef, { ok: true, reason: null }) : await decideAbandoned(outcomes, opRef);
   const state = decision.won ? (intime ? 'done' : 'abandoned') : decision.doc.state;
   if (state === 'abandoned') return timedOut;
-  await applyRollback(deps, job.account_tag, tag, [...parties], batches);
-  await outcomes.updateOne({ _id: ref.id }, { $set: { applied_at: new Date() } });
+  await applyRollback(deps, ref.id, decision.won ? found.targets : (decision.doc.targets ?? []), found.batches);
   return { ok: true, reason: null };
 }
 
-async function anyEntry(deps: TransactionDeps, parties: string[], call: string): Promise<boolean> {
-  for (const party of parties) {
-    const account = await deps.ctx.mongo.collections.accounts.findOne({ account_tag: party, 'running_transactions.call_id': call }, { projection: { _id: 1 } });
-    if (account) return true;
-  }
-  return false;
-}
-
 /**
- * The changes of a decided rollback, per party; each safe to repeat. Exported for the recovery sweep,
- * which finishes a rollback decided 'done' whose job was lost.
+ * What each party holds of the call (caller, tag) now: its running entry, else its record. Records of
+ * import batches still running must not be deleted under them: each such batch is waited for first
+ * ('busy', having changed nothing, if one does not finish before the deadline).
  */
-export async function applyRollback(
+async function findTargets(
   deps: TransactionDeps,
   callerTag: string,
   tag: string,
-  parties: string[],
-  batches: ReadonlyMap<string, BatchDebitState> = new Map(),
-): Promise<void> {
+  deadline: number,
+): Promise<{ targets: RollbackTarget[]; batches: Map<string, BatchDebitState> } | 'busy'> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
   const call = callId(callerTag, tag);
+  const entryOf = async (party: string) =>
+    (await accounts.findOne({ account_tag: party }, { projection: { running_transactions: 1 } }))?.running_transactions.find((r) => r.call_id === call);
+  const recordOf = (party: string) => transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag });
+  const callerEntry = await entryOf(callerTag);
+  const callerRecord = await recordOf(callerTag);
+  const parties = new Set<string>([callerTag, ...(callerEntry?.call_parties ?? []), ...(callerRecord?.call_parties ?? [])]);
+
+  const targets: RollbackTarget[] = [];
+  const records: TransactionDoc[] = [];
   for (const party of parties) {
-    const account = await accounts.findOne({ account_tag: party }, { projection: { running_transactions: 1 } });
-    const entry = account?.running_transactions.find((r) => r.call_id === call);
-    if (entry && (await removeEntry(deps, party, entry.id))) continue;
-    // No entry (or processing took it just now): the party's record, if any, as it is now.
-    const record = await transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag });
+    const entry = party === callerTag ? callerEntry : await entryOf(party);
+    if (entry) {
+      targets.push({ account_tag: party, entry_id: entry.id });
+      continue;
+    }
+    const record = party === callerTag ? callerRecord : await recordOf(party);
+    if (record) {
+      targets.push({ account_tag: party, record_id: record._id });
+      records.push(record);
+    }
+  }
+  const batches = new Map<string, BatchDebitState>();
+  for (const r of records) {
+    if (r.state !== 'imported' || !r.charge_op || batches.has(r.charge_op)) continue;
+    const state = await batchStateBy(deps, r.charge_op, deadline);
+    if (state === 'running') return 'busy';
+    batches.set(r.charge_op, state);
+  }
+  return { targets, batches };
+}
+
+/**
+ * Carries out a rollback decided 'done' (its outcome is `outcomeId`), then marks it applied. Each step
+ * is safe to repeat. Exported for the recovery sweep, and for begin and record, which finish a pending
+ * rollback of a call before calling the call a duplicate.
+ */
+export async function applyRollback(
+  deps: TransactionDeps,
+  outcomeId: string,
+  targets: readonly RollbackTarget[],
+  batches: ReadonlyMap<string, BatchDebitState> = new Map(),
+): Promise<void> {
+  const { transactions, outcomes } = deps.ctx.mongo.collections;
+  for (const target of targets) {
+    if (target.entry_id && (await removeEntry(deps, target.account_tag, target.entry_id))) continue;
+    // Processing took the entry first: its record has the entry's id.
+    const record = await transactions.findOne({ _id: target.record_id ?? target.entry_id });
     if (record) await refundRecord(deps, record, batches);
   }
+  await outcomes.updateOne({ _id: outcomeId }, { $set: { applied_at: new Date() } });
+}
+
+/**
+ * Rollbacks of the call (caller, tag) answered ok but not yet carried out (their job slow, crashed or
+ * lost): carried out now. Begin and record call this before refusing a tag as a duplicate, so that
+ * the refusal is true once the workers are done.
+ */
+export async function finishPendingRollbacks(deps: TransactionDeps, callerTag: string, tag: string): Promise<number> {
+  const pending = await deps.ctx.mongo.collections.outcomes
+    .find({ account_tag: callerTag, transaction_tag: tag, op: 'rollback', state: 'done', applied_at: { $exists: false } })
+    .toArray();
+  for (const doc of pending) await applyRollback(deps, doc._id, doc.targets ?? []);
+  return pending.length;
 }
 
 /** Polls an import batch until its debits are done or it is unknown, or the agent's deadline comes near ('running'). */
@@ -101,4 +131,3 @@ async function batchStateBy(deps: TransactionDeps, batchId: string, deadline: nu
 }
 
 const BATCH_POLL_MS = 100;
-

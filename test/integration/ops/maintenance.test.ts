@@ -1,6 +1,6 @@
 import type { RunningTransaction } from '../../../src/shared/domain/types';
 import { QueueNames } from '../../../src/shared/queues/names';
-import { scheduleMaintenance, SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
+import { AUDIT_SCHEDULER_ID, scheduleMaintenance, SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account } from '../../support/seed';
@@ -67,12 +67,13 @@ describe('stale and exhausted calls', () => {
 
   const events = (kind: string) => webhook.requests.filter((r) => r.body.kind === kind);
 
-  it('registers one scan schedule however many workers start', async () => {
+  it('registers one scan schedule (and one audit schedule) however many workers start', async () => {
     await scheduleMaintenance(ctx);
     await scheduleMaintenance(ctx);
     const schedulers = await ctx.queues.maintenance.getJobSchedulers();
-    expect(schedulers.map((s) => s.key)).toEqual([SCAN_SCHEDULER_ID]);
-    expect(schedulers[0].every).toBe(1000);
+    expect(schedulers.map((s) => s.key).sort()).toEqual([AUDIT_SCHEDULER_ID, SCAN_SCHEDULER_ID]);
+    expect(schedulers.find((s) => s.key === SCAN_SCHEDULER_ID)!.every).toBe(1000);
+    expect(schedulers.find((s) => s.key === AUDIT_SCHEDULER_ID)!.every).toBe(3_600_000);
   });
 
   it('raises LONG_RUNNING_CALL for the stale call and END_CALL for the exhausted prepaid call, once each', async () => {
