@@ -72,21 +72,24 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
     const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: 1 } }));
     return entry && entry.end_job === ref.id ? entry : undefined;
   };
-  let own = entryOf(await endEntry(accounts, job.account_tag, call, at, ref));
-  if (!own) own = await endedByUs(job.account_tag);
-  if (!own) {
+  let own: RunningTransaction | undefined;
+  for (let attempt = 0; !own; attempt++) {
+    own = entryOf(await endEntry(accounts, job.account_tag, call, at, ref)) ?? (await endedByUs(job.account_tag));
+    if (own) break;
     const current = entryOf(await accounts.findOne({ account_tag: job.account_tag }, { projection: { running_transactions: 1 } }));
     if (!current) return { ok: false, reason: Reasons.NOT_FOUND };
+    // Taken back in between (the end that stood in the way was abandoned): end it now.
+    if (current.in_progress) {
+      if (attempt >= 3) return timedOut;
+      continue;
+    }
+    if (!current.end_job) return { ok: false, reason: Reasons.ALREADY_ENDED };
     // Ended by another end of this call (a client's retry while the first is in flight): that end
     // stands only if decided 'done'; abandoned, it is taken back and this one ends the call.
-    const fate = current.end_job
-      ? await fateOf(deps, { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag }, ref.deadline)
-      : 'done';
-    if (fate === 'unknown') return timedOut;
+    const fate = await fateOf(deps, { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag }, ref.deadline);
+    if (fate === 'unknown' || (fate === 'abandoned' && attempt >= 3)) return timedOut;
     if (fate === 'done') return { ok: false, reason: Reasons.ALREADY_ENDED };
     await Promise.all((current.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, call, current.end_job!)));
-    own = entryOf(await endEntry(accounts, job.account_tag, call, at, ref));
-    if (!own) return { ok: false, reason: Reasons.ALREADY_ENDED };
   }
   const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
   const ended = [

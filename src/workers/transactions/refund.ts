@@ -3,9 +3,14 @@ import { applyOnce, BatchDebitState, opIds, wasApplied } from '../../shared/ledg
 import { recordCredit } from '../../shared/metrics';
 import type { TransactionDeps } from './deps';
 
-/** Gives a record's fee back if it was charged (once: `refund:<_id>`), then deletes the record. */
-export async function refundRecord(deps: TransactionDeps, record: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState> = new Map()): Promise<void> {
+/**
+ * Gives a record's fee back if it was charged (once: `refund:<_id>`), then deletes the record. Reads
+ * the record afresh: one already taken away by someone else is left alone.
+ */
+export async function refundRecord(deps: TransactionDeps, seen: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState> = new Map()): Promise<void> {
   const { transactions } = deps.ctx.mongo.collections;
+  const record = await transactions.findOne({ _id: seen._id });
+  if (!record) return;
   if (await charged(deps, record, batches)) {
     if (record.state !== 'rolling_back') await transactions.updateOne({ _id: record._id }, { $set: { state: 'rolling_back', rolling_back_at: new Date() } });
     const refund = await applyOnce(deps.ctx.mongo.collections, {
