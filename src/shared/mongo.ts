@@ -48,9 +48,6 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
   await dropRetiredIndexes(collections);
   await Promise.all([
     collections.accounts.createIndex({ account_tag: 1 }, { unique: true }),
-    // Conditional updates on (account_tag, rev) (prepaid begins, import debits) become exact-key
-    // lookups; account_tag alone is unique, so the pair always is.
-    collections.accounts.createIndex({ account_tag: 1, rev: 1 }, { unique: true }),
     // The ledger's compare-and-swap (src/shared/ledger/apply.ts) updates on (account_tag, ledger_rev).
     collections.accounts.createIndex({ account_tag: 1, ledger_rev: 1 }, { unique: true }),
     collections.carriers.createIndex({ carrier_tag: 1 }, { unique: true }),
@@ -69,11 +66,20 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
   ]);
 }
 
-/** Indexes of earlier versions that would now refuse valid data. */
+/**
+ * Indexes of earlier versions: (account_tag, transaction_tag) on records would now refuse valid data
+ * (a parent's records of two children's calls with one tag); (account_tag, rev) on accounts served
+ * conditional debits, which now go by (account_tag, ledger_rev), and only cost every account write.
+ */
 async function dropRetiredIndexes(collections: Collections): Promise<void> {
-  const retired = 'account_tag_1_transaction_tag_1';
-  const existing = await collections.transactions.indexes().catch(() => []);
-  if (existing.some((index) => index.name === retired)) await collections.transactions.dropIndex(retired);
+  const retired: Array<[{ indexes(): Promise<Array<{ name?: string }>>; dropIndex(name: string): Promise<unknown> }, string]> = [
+    [collections.transactions, 'account_tag_1_transaction_tag_1'],
+    [collections.accounts, 'account_tag_1_rev_1'],
+  ];
+  for (const [collection, name] of retired) {
+    const existing = await collection.indexes().catch(() => []);
+    if (existing.some((index) => index.name === name)) await collection.dropIndex(name);
+  }
 }
 
 export async function pingMongo(mongo: Mongo): Promise<boolean> {

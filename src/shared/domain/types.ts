@@ -118,6 +118,11 @@ export interface AccountDoc {
    * for the moment between the two writes, or after a crash between them until someone settles it.
    */
   ledger_pending?: LedgerMarker[];
+  /**
+   * The last import batch debit applied to the account (src/shared/ledger/batch-debits.ts): overwritten
+   * by the next one, which first makes sure this one's ledger entry exists.
+   */
+  import_marker?: LedgerMarker | null;
   /** Bumped by every balance change: the ledger's compare-and-swap. */
   ledger_rev?: number;
   /** Bumped by every change of running entries or balance; prepaid begins update conditionally on it. */

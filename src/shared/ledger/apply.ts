@@ -1,8 +1,9 @@
 import type { Filter, UpdateFilter } from 'mongodb';
 import type { AccountDoc } from '../domain/types';
 import { isDuplicateKeyError } from '../mongo';
+import { settleImportMarker } from './batch-debits';
 import type { LedgerStore } from './store';
-import type { LedgerMarker, LedgerOp } from './model';
+import { markerOf, type LedgerMarker, type LedgerOp } from './model';
 
 /** Conflicting balance changes in a row before applyOnce gives up (the job fails and is retried). */
 const MAX_ATTEMPTS = 200;
@@ -10,9 +11,6 @@ const MAX_ATTEMPTS = 200;
 /** What the apply functions return of the account: everything but the (long) lists. */
 const AFTER_PROJECTION = { running_transactions: 0, ledger_pending: 0 } as const;
 
-export function markerOf(op: LedgerOp, at: Date = new Date()): LedgerMarker {
-  return { op: op.op, amount: op.amount, kind: op.kind, transaction_tag: op.transaction_tag, ref: op.ref, at };
-}
 
 /**
  * The one update that changes a balance: the amount, the marker, and the counters. `ledger_rev` counts
@@ -141,10 +139,14 @@ export async function applyOnce(store: LedgerStore, op: LedgerOp, freshAt?: numb
  * apply the operation (its guard is gone, or its intent is being undone by the caller).
  */
 export async function wasApplied(store: LedgerStore, accountTag: string, opId: string): Promise<boolean> {
-  const state = await store.accounts.findOne({ account_tag: accountTag }, { projection: { _id: 0, ledger_pending: 1 } });
+  const state = await store.accounts.findOne({ account_tag: accountTag }, { projection: { _id: 0, ledger_pending: 1, import_marker: 1 } });
   const marker = state?.ledger_pending?.find((m) => m.op === opId);
   if (marker) {
     await settle(store, accountTag, marker);
+    return true;
+  }
+  if (state?.import_marker?.op === opId) {
+    await settleImportMarker(store, accountTag, state.import_marker);
     return true;
   }
   return (await store.ledger.findOne({ _id: opId }, { projection: { _id: 1 } })) !== null;

@@ -72,11 +72,13 @@ export async function auditLedger(collections: Pick<Collections, 'accounts' | 'l
   let accounts = 0;
   let pendingMarkers = 0;
   const seen = new Set<string>();
-  for await (const account of collections.accounts.find({}, { projection: { account_tag: 1, balance: 1, opening_balance: 1, ledger_pending: 1 } })) {
+  for await (const account of collections.accounts.find({}, { projection: { account_tag: 1, balance: 1, opening_balance: 1, ledger_pending: 1, import_marker: 1 } })) {
     accounts += 1;
     seen.add(account.account_tag);
-    const pending = (account.ledger_pending ?? []).reduce((sum, m) => sum + m.amount, 0n);
-    pendingMarkers += account.ledger_pending?.length ?? 0;
+    // The import slot keeps its marker after settling: it is pending only while its entry is missing.
+    const unsettled = [...(account.ledger_pending ?? []), ...(account.import_marker && !ids.has(account.import_marker.op) ? [account.import_marker] : [])];
+    const pending = unsettled.reduce((sum, m) => sum + m.amount, 0n);
+    pendingMarkers += unsettled.length;
     const balanceDifference = account.balance - ((account.opening_balance ?? 0n) + (ledgerSum.get(account.account_tag) ?? 0n) + pending);
     const recordsDifference = (recordFees.get(account.account_tag) ?? 0n) - (netCharges.get(account.account_tag) ?? 0n);
     if (balanceDifference !== 0n || recordsDifference !== 0n) {

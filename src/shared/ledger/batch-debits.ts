@@ -1,11 +1,8 @@
-import type { AnyBulkWriteOperation, Filter, UpdateFilter } from 'mongodb';
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Filter, type UpdateFilter } from 'mongodb';
 import { chunks } from '../chunks';
 import type { AccountDoc } from '../domain/types';
 import { isDuplicateKeyError } from '../mongo';
-import { MongoBulkWriteError } from 'mongodb';
-import { markerOf } from './apply';
-import type { LedgerMarker } from './model';
-import { opIds } from './model';
+import { markerOf, opIds, type LedgerEntryDoc, type LedgerMarker } from './model';
 import type { LedgerStore } from './store';
 
 /** Rounds of conflicts (the account's balance changed between read and write) before the batch fails and is retried. */
@@ -16,45 +13,57 @@ const IN_CHUNK = 200;
 export interface BatchDebitStateOf {
   /** `ledger_rev` as read; the debit is conditional on it. */
   ledgerRev: number | null;
-  /** The debit's marker, when it was applied and not settled yet. */
-  marker?: LedgerMarker;
-  /** Its ledger entry exists: applied and settled. */
-  settled: boolean;
+  /** The account's import marker slot as read (`import_marker`): the last batch debit applied to it. */
+  slot: LedgerMarker | null;
+  /** This batch's debit is applied (its marker is in the slot, or its ledger entry exists). */
+  applied: boolean;
+}
+
+/** The fields of an account a batch debit reads. */
+export const BATCH_DEBIT_PROJECTION = { _id: 0, account_tag: 1, ledger_rev: 1, import_marker: 1 } as const;
+
+/** The state of one account for this batch's debit, from an account read before the ledger was checked. */
+export function debitStateOf(account: Pick<AccountDoc, 'ledger_rev' | 'import_marker'>, op: string, settled = false): BatchDebitStateOf {
+  const slot = account.import_marker ?? null;
+  return { ledgerRev: account.ledger_rev ?? null, slot, applied: settled || slot?.op === op };
 }
 
 /**
- * Reads, for each account, the `ledger_rev` and the batch debit's marker, and then (in that order, as
+ * Reads, for each account, the `ledger_rev` and its import marker slot, and then (in that order, as
  * applyOnce does) which ledger entries of the batch exist.
  */
 export async function readBatchDebits(store: LedgerStore, batchId: string, tags: string[]): Promise<Map<string, BatchDebitStateOf>> {
-  const state = new Map<string, BatchDebitStateOf>();
   const docs = await Promise.all(
-    chunks(tags, IN_CHUNK).map((part) =>
-      store.accounts.find({ account_tag: { $in: part } }, { projection: { _id: 0, account_tag: 1, ledger_rev: 1, ledger_pending: 1 } }).toArray(),
-    ),
+    chunks(tags, IN_CHUNK).map((part) => store.accounts.find({ account_tag: { $in: part } }, { projection: BATCH_DEBIT_PROJECTION }).toArray()),
   );
+  const settled = await existingEntries(store, tags.map((tag) => opIds.importDebit(batchId, tag)));
+  const state = new Map<string, BatchDebitStateOf>();
   for (const doc of docs.flat()) {
     const op = opIds.importDebit(batchId, doc.account_tag);
-    state.set(doc.account_tag, { ledgerRev: doc.ledger_rev ?? null, marker: doc.ledger_pending?.find((m) => m.op === op), settled: false });
-  }
-  const ids = [...state.keys()].map((tag) => opIds.importDebit(batchId, tag));
-  const entries = await Promise.all(
-    chunks(ids, IN_CHUNK).map((part) => store.ledger.find({ _id: { $in: part } }, { projection: { _id: 1, account_tag: 1 } }).toArray()),
-  );
-  for (const entry of entries.flat()) {
-    const s = state.get(entry.account_tag);
-    if (s) s.settled = true;
+    state.set(doc.account_tag, debitStateOf(doc, op, settled.has(op)));
   }
   return state;
 }
 
+async function existingEntries(store: LedgerStore, ids: string[]): Promise<Set<string>> {
+  const found = await Promise.all(chunks(ids, IN_CHUNK).map((part) => store.ledger.find({ _id: { $in: part } }, { projection: { _id: 1 } }).toArray()));
+  return new Set(found.flat().map((e) => e._id));
+}
+
 /**
- * Applies each account's total for a batch once (ledger `import:<batch>:<account>`): one atomic update
- * per account, conditional on its `ledger_rev` (compare-and-swap, as applyOnce), all in one unordered
- * bulk write. `initial` must say, for each account, the `ledger_rev` at which the debit was known not
- * to be applied: read by readBatchDebits, or the account read made before the batch was first claimed
+ * Applies each account's total for a batch once (ledger `import:<batch>:<account>`).
+ *
+ * Batch debits touch hundreds of accounts each, so they keep their marker in one slot per account
+ * (`import_marker`) instead of the `ledger_pending` list: the debit overwrites the slot in the same
+ * atomic update, and nothing removes it afterwards. The slot is only ever overwritten by a debit that
+ * first made sure the marker it replaces is settled (its ledger entry written, from the marker itself),
+ * and that write is conditional on the account's `ledger_rev` as read with the slot (compare-and-swap,
+ * as applyOnce): the proof of a debit is never lost, and each account costs one update per batch.
+ *
+ * `initial` must say, for each account, the `ledger_rev` (and slot) at which the debit was known not to
+ * be applied: read by readBatchDebits, or the account read made before the batch was first claimed
  * (nobody could apply a debit of an unclaimed batch). Accounts whose write missed are read again and
- * retried. Then the ledger entries are written and the markers removed.
+ * retried. Then the batch's ledger entries are written.
  */
 export async function applyBatchDebits(
   store: LedgerStore,
@@ -63,65 +72,84 @@ export async function applyBatchDebits(
   initial: ReadonlyMap<string, BatchDebitStateOf>,
 ): Promise<void> {
   let state: ReadonlyMap<string, BatchDebitStateOf> = initial;
-  const toSettle = new Map<string, LedgerMarker>();
+  const ours = new Map<string, LedgerMarker>();
   let pending = [...debits.keys()];
   for (let round = 0; ; round++) {
     for (const tag of pending) {
-      const marker = state.get(tag)?.marker;
-      if (marker) toSettle.set(tag, marker);
+      const s = state.get(tag);
+      if (s?.applied) ours.set(tag, s.slot?.op === opIds.importDebit(batchId, tag) ? s.slot : markerFor(batchId, tag, debits.get(tag)!));
     }
     // A missing account (deleted since it was read) has nothing to debit.
-    pending = pending.filter((tag) => state.has(tag) && !state.get(tag)!.marker && !state.get(tag)!.settled);
+    pending = pending.filter((tag) => state.has(tag) && !state.get(tag)!.applied);
     if (pending.length === 0) break;
     if (round >= MAX_ROUNDS) throw new Error(`debits of ${batchId}: balances kept changing for ${MAX_ROUNDS} rounds`);
-    const markers = new Map(
-      pending.map((tag) => [
-        tag,
-        markerOf({ op: opIds.importDebit(batchId, tag), account_tag: tag, amount: -debits.get(tag)!, kind: 'import', transaction_tag: null, ref: batchId }),
-      ]),
-    );
+    // The markers these debits will overwrite: settled first.
+    await settleEntries(store, pending.flatMap((tag) => {
+      const slot = state.get(tag)!.slot;
+      return slot ? [{ tag, marker: slot }] : [];
+    }), true);
+    const markers = new Map(pending.map((tag) => [tag, markerFor(batchId, tag, debits.get(tag)!)]));
     const ops: AnyBulkWriteOperation<AccountDoc>[] = pending.map((tag) => ({
       updateOne: {
         // `ledger_rev: null` also matches an account never changed (no field yet), and stays an exact key.
         filter: { account_tag: tag, ledger_rev: state.get(tag)!.ledgerRev } as Filter<AccountDoc>,
         update: {
           $inc: { balance: markers.get(tag)!.amount, rev: 1, ledger_rev: 1 },
-          $push: { ledger_pending: markers.get(tag)! },
+          $set: { import_marker: markers.get(tag)! },
         } as UpdateFilter<AccountDoc>,
       },
     }));
     const result = await store.accounts.bulkWrite(ops, { ordered: false });
     if (result.modifiedCount === ops.length) {
-      for (const [tag, marker] of markers) toSettle.set(tag, marker);
+      for (const [tag, marker] of markers) ours.set(tag, marker);
       break;
     }
     state = await readBatchDebits(store, batchId, pending);
   }
-  await settleMany(store, toSettle);
+  await settleEntries(store, [...ours].map(([tag, marker]) => ({ tag, marker })), false);
 }
 
-/** settle() for many accounts: the ledger entries in one unordered insert, then the markers removed. */
-async function settleMany(store: LedgerStore, markers: ReadonlyMap<string, LedgerMarker>): Promise<void> {
-  if (markers.size === 0) return;
-  const entries = [...markers].map(([tag, m]) => ({
-    _id: m.op,
-    account_tag: tag,
-    amount: m.amount,
-    kind: m.kind,
-    transaction_tag: m.transaction_tag,
-    ref: m.ref,
-    at: m.at,
-  }));
+function markerFor(batchId: string, tag: string, total: bigint): LedgerMarker {
+  return markerOf({ op: opIds.importDebit(batchId, tag), account_tag: tag, amount: -total, kind: 'import', transaction_tag: null, ref: batchId });
+}
+
+/**
+ * Writes the ledger entries of these markers (a duplicate means it was written already). `lookFirst`:
+ * most are expected to exist (markers about to be overwritten), so they are looked up before writing.
+ */
+async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; marker: LedgerMarker }>, lookFirst: boolean): Promise<void> {
+  if (markers.length === 0) return;
+  const existing = lookFirst ? await existingEntries(store, markers.map((m) => m.marker.op)) : new Set<string>();
+  const entries: LedgerEntryDoc[] = markers
+    .filter((m) => !existing.has(m.marker.op))
+    .map(({ tag, marker }) => ({
+      _id: marker.op,
+      account_tag: tag,
+      amount: marker.amount,
+      kind: marker.kind,
+      transaction_tag: marker.transaction_tag,
+      ref: marker.ref,
+      at: marker.at,
+    }));
+  if (entries.length === 0) return;
   try {
     await store.ledger.insertMany(entries, { ordered: false });
   } catch (err) {
     const errors = err instanceof MongoBulkWriteError ? (Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors]) : [];
     if (errors.length === 0 || errors.some((e) => !isDuplicateKeyError({ code: e.code }))) throw err;
   }
-  await store.accounts.bulkWrite(
-    [...markers].map(([tag, m]) => ({
-      updateOne: { filter: { account_tag: tag }, update: { $pull: { ledger_pending: { op: m.op } } } as UpdateFilter<AccountDoc> },
-    })),
-    { ordered: false },
-  );
+}
+
+/**
+ * Settles an account's import marker if its ledger entry is missing (a batch that crashed between its
+ * debit and its ledger entries); true when it wrote one. For the recovery sweep and wasApplied.
+ */
+export async function settleImportMarker(store: LedgerStore, accountTag: string, marker: LedgerMarker): Promise<boolean> {
+  try {
+    await store.ledger.insertOne({ _id: marker.op, account_tag: accountTag, amount: marker.amount, kind: marker.kind, transaction_tag: marker.transaction_tag, ref: marker.ref, at: marker.at });
+    return true;
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    return false;
+  }
 }

@@ -12,7 +12,9 @@
  * 2. No window between the balance and its entry. The balance changes in one atomic update that also
  *    pushes a marker (the whole entry) onto the account's `ledger_pending`; the entry is written next
  *    and the marker removed last. Whoever finds a marker can finish it from the account alone. A marker
- *    that stays is a crash to recover (rating audit reports it), never a normal state.
+ *    that stays is a crash to recover (rating audit reports it), never a normal state. Import batch
+ *    debits, which touch hundreds of accounts, keep theirs in one slot (`import_marker`) instead, which
+ *    the next batch debit overwrites only after settling it (batch-debits.ts): one update per account.
  * 3. A missing entry proves the change did not happen. Every write that changes a balance is either
  *    guarded by a precondition only it can consume (applyGuarded: a running entry with a unique id,
  *    pulled by the same write) or conditional on the account's `ledger_rev` as read before the ledger
@@ -25,11 +27,11 @@
  *    record 'rolling_back' first. Whoever comes next (a retry, a rollback, the maintenance scan) can
  *    finish or undo an interrupted operation from what MongoDB holds.
  */
-export { applyAt, applyGuarded, applyOnce, settle, wasApplied, markerOf } from './apply';
+export { applyAt, applyGuarded, applyOnce, settle, wasApplied } from './apply';
 export type { ApplyOutcome } from './apply';
-export { applyBatchDebits, readBatchDebits } from './batch-debits';
+export { applyBatchDebits, debitStateOf, readBatchDebits, settleImportMarker } from './batch-debits';
 export type { BatchDebitStateOf } from './batch-debits';
 export * from './batches';
-export { opIds } from './model';
+export { markerOf, opIds } from './model';
 export type { LedgerEntryDoc, LedgerKind, LedgerMarker, LedgerOp } from './model';
 export type { LedgerStore } from './store';

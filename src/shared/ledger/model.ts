@@ -55,3 +55,8 @@ export const opIds = {
   /** An operator's balance change through the API. */
   adjust: (requestId: string) => `adjust:${requestId}`,
 };
+
+/** The marker an operation leaves on its account while its ledger entry is being written. */
+export function markerOf(op: LedgerOp, at: Date = new Date()): LedgerMarker {
+  return { op: op.op, amount: op.amount, kind: op.kind, transaction_tag: op.transaction_tag, ref: op.ref, at };
+}

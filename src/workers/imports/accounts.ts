@@ -5,7 +5,7 @@ import { chunks } from '../../shared/chunks';
 /** What a batch needs of an account: rating preferences, links, and the state its debit is conditional on. */
 export type BatchAccount = Pick<
   AccountDoc,
-  'account_tag' | 'active' | 'pricelist_tags' | 'carrier_tags' | 'carrier_tags_override' | 'linked_accounts' | 'ledger_rev'
+  'account_tag' | 'active' | 'pricelist_tags' | 'carrier_tags' | 'carrier_tags_override' | 'linked_accounts' | 'ledger_rev' | 'import_marker'
 >;
 
 const IN_CHUNK = 200;
@@ -35,6 +35,7 @@ export async function loadAccounts(accounts: Collections['accounts'], tags: Iter
                 carrier_tags_override: 1,
                 linked_accounts: 1,
                 ledger_rev: 1,
+                import_marker: 1,
               },
             },
           )

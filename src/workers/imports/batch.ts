@@ -2,6 +2,8 @@ import { UnrecoverableError } from 'bullmq';
 import {
   applyBatchDebits,
   BatchDebitStateOf,
+  debitStateOf,
+  opIds,
   claimBatch,
   finishedBatch,
   importBatchId,
@@ -82,7 +84,7 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
     initial = new Map();
     for (const tag of debits.keys()) {
       const account = accountMap.get(tag);
-      if (account) initial.set(tag, { ledgerRev: account.ledger_rev ?? null, settled: false });
+      if (account) initial.set(tag, debitStateOf(account, opIds.importDebit(batchId, tag)));
     }
   } else {
     initial = await readBatchDebits(ctx.mongo.collections, batchId, [...debits.keys()]);

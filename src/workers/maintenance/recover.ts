@@ -1,5 +1,6 @@
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
-import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle } from '../../shared/ledger';
+import { chunks } from '../../shared/chunks';
+import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportMarker } from '../../shared/ledger';
 import { undoAgentBatch } from '../imports/undo';
 import { decideAbandoned, type OutcomeDoc } from '../../shared/outcomes';
 import { removeEntry } from '../transactions/entries';
@@ -58,7 +59,7 @@ export async function recoverInterrupted(deps: TransactionDeps, now: Date = new 
 }
 
 async function settleMarkers(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
-  const { accounts, transactions } = deps.ctx.mongo.collections;
+  const { accounts, transactions, ledger } = deps.ctx.mongo.collections;
   const cursor = accounts.find({ 'ledger_pending.0': { $exists: true } }, { projection: { _id: 0, account_tag: 1, ledger_pending: 1 } });
   for await (const account of cursor) {
     for (const marker of account.ledger_pending ?? []) {
@@ -66,6 +67,15 @@ async function settleMarkers(deps: TransactionDeps, cutoff: number, result: Reco
       await settle(deps.ctx.mongo.collections, account.account_tag, marker);
       if (marker.kind === 'charge' && marker.ref) await markCharged(transactions, marker.ref);
       result.markersSettled += 1;
+    }
+  }
+  // Import batch debits keep their marker in one slot, settled by the next debit or here.
+  const slots = await accounts.find({ import_marker: { $ne: null } }, { projection: { _id: 0, account_tag: 1, import_marker: 1 } }).toArray();
+  const stale = slots.filter((a) => a.import_marker && a.import_marker.at.getTime() <= cutoff);
+  for (const part of chunks(stale, 200)) {
+    const settled = new Set((await ledger.find({ _id: { $in: part.map((a) => a.import_marker!.op) } }, { projection: { _id: 1 } }).toArray()).map((e) => e._id));
+    for (const account of part) {
+      if (!settled.has(account.import_marker!.op) && (await settleImportMarker(deps.ctx.mongo.collections, account.account_tag, account.import_marker!))) result.markersSettled += 1;
     }
   }
 }

@@ -1,5 +1,5 @@
 import { auditLedger } from '../../../src/shared/ledger/audit';
-import { batchDebitState, claimBatch, importBatchId } from '../../../src/shared/ledger';
+import { batchDebitState, claimBatch, importBatchId, opIds } from '../../../src/shared/ledger';
 import { decideAbandoned } from '../../../src/shared/outcomes';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
 import type { ImportLine } from '../../../src/shared/queues/payloads';
@@ -91,6 +91,20 @@ describe('import batch retried after a crash', () => {
     expect(await balance('p')).toBe(978n);
     await ctx.mongo.collections.accounts.updateOne({ account_tag: 'p' }, { $set: { active: true } });
     expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  it('keeps a batch debit provable in the account\'s import slot until the next batch settles it', async () => {
+    const first = await processImportBatch(deps, { import_id: 'slot-1', batch: 0, lines: [line(0, 's1', 'a', 4)], deadline: null }, 4);
+    expect(first).toMatchObject({ rated: 1, charged: '4' });
+    // The crash point: debited (marker in the slot), ledger entry not written.
+    const op = opIds.importDebit(importBatchId('slot-1', 0), 'a');
+    expect((await ctx.mongo.collections.accounts.findOne({ account_tag: 'a' }))!.import_marker).toMatchObject({ op, amount: -4n });
+    await ctx.mongo.collections.ledger.deleteOne({ _id: op });
+    expect(await auditLedger(ctx.mongo.collections)).toMatchObject({ pending_markers: 1, differences: [] });
+    // The next batch on the account settles it before putting its own marker in the slot.
+    await processImportBatch(deps, { import_id: 'slot-2', batch: 0, lines: [line(0, 's2', 'a', 6)], deadline: null }, 5);
+    expect(await ctx.mongo.collections.ledger.findOne({ _id: op })).toMatchObject({ amount: -4n, account_tag: 'a' });
+    expect(await auditLedger(ctx.mongo.collections)).toMatchObject({ pending_markers: 0, differences: [] });
   });
 
   it('defect 9: an agent batch whose job was lost is taken back by the sweep, and can be sent again', async () => {
