@@ -6,6 +6,7 @@ import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart } from '../../shared/rating';
 import { conclude, fateOf, JobRef } from './decide';
 import { removeEntry } from './entries';
+import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { Reasons, TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
@@ -100,12 +101,13 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
   const { accounts } = deps.ctx.mongo.collections;
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
   if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
-  // A tag already recorded for this caller would collide with its record.
-  const recorded = await deps.ctx.mongo.collections.transactions.countDocuments(
-    { account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag },
-    { limit: 1 },
-  );
-  if (recorded > 0) return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
+  // A tag already recorded for this caller would collide with its record (unless that record is on its way out).
+  const recorded = await deps.ctx.mongo.collections.transactions.findOne({ account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag });
+  if (recorded) {
+    const fate = await foreignRecordFate(deps, recorded, ref.deadline);
+    if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };
+    if (fate === 'stands') return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
+  }
   const index = await deps.rating.index();
   const at = new Date(job.timestamp_begin);
   const rated: Array<{ party: Party; rate: PartyRate }> = [];

@@ -1,9 +1,9 @@
 import type { TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, opIds } from '../../shared/ledger';
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
-import { conclude, fateOf, JobRef } from './decide';
+import { conclude, JobRef } from './decide';
 import { Reasons, TransactionDeps } from './deps';
-import { refundRecord } from './refund';
+import { foreignRecordFate, refundRecord } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { resolveParties } from './parties';
 import { PartyRate, rateParty } from './route';
@@ -74,24 +74,15 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
     doc.record_job = ref.id;
     doc.record_deadline = ref.deadline;
     let { existing } = await insertRecord(transactions, doc);
-    if (existing && existing.record_job !== ref.id && existing.state === 'pending') {
-      // Another recordTransaction of this call is in flight (a client's retry): it stays only if that
-      // one is decided 'done'; abandoned, its record goes and this one takes its place.
-      const fate = existing.record_job
-        ? await fateOf(
-            deps,
-            { jobId: existing.record_job, deadline: existing.record_deadline, op: 'record', account_tag: existing.origin_account_tag ?? existing.account_tag, transaction_tag: existing.transaction_tag },
-            ref.deadline,
-          )
-        : 'done';
+    for (let attempt = 0; existing && existing.record_job !== ref.id && attempt < 3; attempt++) {
+      // A record of this call from another operation (a client's retry, a rollback in progress).
+      const fate = await foreignRecordFate(deps, existing, ref.deadline);
       if (fate === 'unknown') {
         await undoWritten(deps, written.map((w) => w.doc));
         return refused(Reasons.TIMEOUT);
       }
-      if (fate === 'abandoned') {
-        await refundRecord(deps, existing);
-        ({ existing } = await insertRecord(transactions, doc));
-      }
+      if (fate === 'stands') break;
+      ({ existing } = await insertRecord(transactions, doc));
     }
     const ours = existing?.record_job === ref.id;
     if (existing && !ours) {

@@ -1,6 +1,7 @@
 import type { TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, BatchDebitState, opIds, wasApplied } from '../../shared/ledger';
 import { recordCredit } from '../../shared/metrics';
+import { fateOf } from './decide';
 import type { TransactionDeps } from './deps';
 
 /**
@@ -54,4 +55,25 @@ async function charged(deps: TransactionDeps, record: TransactionDoc, batches: R
       return true;
     }
   }
+}
+
+/**
+ * Whether another operation's record of the same call stands in the way of a new one: a record of a
+ * recordTransaction still in flight stands only if that operation is decided 'done' (waited for until
+ * `deadline`: 'unknown' past it); one abandoned, or being taken away (a rollback's or an undo's
+ * 'rolling_back'), is taken away here ('gone'); any other record stands.
+ */
+export async function foreignRecordFate(deps: TransactionDeps, record: TransactionDoc, deadline: number): Promise<'stands' | 'gone' | 'unknown'> {
+  if (record.state === 'pending' && record.record_job) {
+    const fate = await fateOf(
+      deps,
+      { jobId: record.record_job, deadline: record.record_deadline, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag },
+      deadline,
+    );
+    if (fate !== 'abandoned') return fate === 'done' ? 'stands' : 'unknown';
+  } else if (record.state !== 'rolling_back') {
+    return 'stands';
+  }
+  await refundRecord(deps, record);
+  return 'gone';
 }
