@@ -54,6 +54,18 @@ export function account(tag: string, overrides: Partial<AccountDoc> = {}): Accou
   };
 }
 
+/**
+ * Rating data where a call of n seconds costs `connectFee + n` (60 per minute, 1 s increments) on
+ * destinations under `prefix`: expected balances are plain sums.
+ */
+export function perSecondRating(prefix = '39', connectFee = 1): Required<Pick<Seed, 'carriers' | 'pricelists' | 'rates'>> {
+  return {
+    carriers: [carrier('c1')],
+    pricelists: [pricelist('pl')],
+    rates: [rate('pl', 'c1', prefix, { rate: 60, rate_increment: 1, connect_fee: connectFee })],
+  };
+}
+
 export interface Seed {
   carriers?: CarrierDoc[];
   pricelists?: PricelistDoc[];

@@ -1,7 +1,7 @@
 import { jobId } from '../../../src/shared/queues/names';
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { startWorkerProcess } from '../../support/processes';
-import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+import { account, perSecondRating, seed } from '../../support/seed';
 
 /** Money paths under redelivery and crashes: every call is charged exactly once. */
 describe('processing is exact under duplicate delivery and worker crashes', () => {
@@ -14,9 +14,7 @@ describe('processing is exact under duplicate delivery and worker crashes', () =
   beforeAll(async () => {
     h = await startAgentHarness(2);
     await seed(h.ctx, {
-      carriers: [carrier('c1')],
-      pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 })],
+      ...perSecondRating(),
       accounts: [account('dup', { balance: 1_000_000n }), account('crash', { balance: 10_000_000n, type: 'POSTPAID' })],
     });
   });

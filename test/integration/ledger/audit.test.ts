@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { AgentHarness, startAgentHarness } from '../../support/agent-harness';
-import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+import { account, perSecondRating, seed } from '../../support/seed';
 
 const root = path.resolve(__dirname, '..', '..', '..');
 
@@ -24,9 +24,7 @@ describe('rating audit', () => {
   beforeAll(async () => {
     h = await startAgentHarness(1);
     await seed(h.ctx, {
-      carriers: [carrier('c1')],
-      pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 })],
+      ...perSecondRating(),
       accounts: [account('caller', { balance: 500n, linked_accounts: ['reseller'] }), account('reseller', { balance: 900n })],
     });
   });

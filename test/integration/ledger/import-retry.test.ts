@@ -11,7 +11,7 @@ import { insertRecords } from '../../../src/workers/imports/store';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { waitFor } from '../../support/agent-harness';
 import { createTestContext, TestContext } from '../../support/harness';
-import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
  * Issue 9, defects 4 and 9: an import batch retried after a crash charges what its stored records say,
@@ -58,9 +58,7 @@ describe('import batch retried after a crash', () => {
   beforeAll(async () => {
     ctx = await createTestContext();
     await seed(ctx, {
-      carriers: [carrier('c1')],
-      pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '49', { rate: 60, rate_increment: 1, connect_fee: 0 })],
+      ...perSecondRating('49', 0),
       accounts: [account('a', { balance: 1000n, linked_accounts: ['p'] }), account('p', { balance: 1000n })],
     });
     rating = await RatingDataCache.start(ctx);

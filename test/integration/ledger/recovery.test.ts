@@ -11,7 +11,7 @@ import { record } from '../../../src/workers/transactions/record';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { createTestContext, TestContext } from '../../support/harness';
-import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
  * Issue 9, defects 7, 8 and 10: what a crash, a lost job or a late commit leaves behind is finished or
@@ -50,9 +50,7 @@ describe('recovery: TIMEOUT is true, interrupted operations are finished or undo
   beforeAll(async () => {
     ctx = await createTestContext();
     await seed(ctx, {
-      carriers: [carrier('c1')],
-      pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 })],
+      ...perSecondRating(),
       accounts: [
         account('kid', { balance: 1000n, linked_accounts: ['mum'] }),
         account('mum', { balance: 1000n }),
@@ -158,9 +156,7 @@ describe('recovery: through the agent', () => {
   beforeAll(async () => {
     h = await startAgentHarness(1, { AGENT_TIMEOUT_MS: '600' });
     await seed(h.ctx, {
-      carriers: [carrier('c1')],
-      pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 })],
+      ...perSecondRating(),
       accounts: [account('slow', { balance: 1000n, linked_accounts: ['slowmum'] }), account('slowmum', { balance: 1000n })],
     });
   });

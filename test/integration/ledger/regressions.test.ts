@@ -2,7 +2,7 @@ import { auditLedger } from '../../../src/shared/ledger/audit';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
-import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+import { account, perSecondRating, seed } from '../../support/seed';
 import { importFile, tempFile, csvOf } from '../import/support';
 
 /**
@@ -44,9 +44,7 @@ describe('ledger: each charge and refund exactly once', () => {
   beforeAll(async () => {
     h = await startAgentHarness(2);
     await seed(h.ctx, {
-      carriers: [carrier('c1')],
-      pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 })],
+      ...perSecondRating(),
       accounts: [
         account('reuse', { balance: 1000n }),
         account('reuse2', { balance: 1000n }),
@@ -176,9 +174,7 @@ describe('ledger: imports', () => {
   beforeAll(async () => {
     h = await startAgentHarness(1);
     await seed(h.ctx, {
-      carriers: [carrier('c1')],
-      pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '49', { rate: 60, rate_increment: 1, connect_fee: 0 })],
+      ...perSecondRating('49', 0),
       accounts: [account('a0', { balance: 1000n })],
     });
   });

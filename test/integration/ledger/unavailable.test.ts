@@ -10,7 +10,7 @@ import { waitFor } from '../../support/agent-harness';
 import { serverUrls, testConfig } from '../../support/harness';
 import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';
-import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
  * Issue 9, defect 11: while the store is unreachable the agent answers a clear refusal (UNAVAILABLE,
@@ -31,9 +31,7 @@ describe('agent while MongoDB is unreachable', () => {
     const config = testConfig({ MONGO_URL: mongo.url, AGENT_TIMEOUT_MS: '1500', JOB_LOCK_MS: '2000' });
     ctx = await createContext(config, { mongoUrl: mongo.url, redisUrl: serverUrls().redisUrl }, createLogger(config, 'test'));
     await seed(ctx, {
-      carriers: [carrier('c1')],
-      pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 })],
+      ...perSecondRating(),
       accounts: [account('cust', { balance: 1000n, linked_accounts: ['parent'] }), account('parent', { balance: 1000n })],
     });
     app = await buildAgent(ctx);
