@@ -127,8 +127,14 @@ export const validate = {
 
 export type OperationName = Exclude<keyof typeof validate, 'authorization'>;
 
-/** How long the agent tries to record an abandonment before answering without it. */
-export const ABANDON_WRITE_MS = 2000;
+/**
+ * How long the agent tries to record an abandonment before answering UNAVAILABLE without it. Long
+ * enough to ride out a MongoDB restart or fail-over (the driver's server selection waits 10 s): an
+ * answer given without the record is the one case where a worker may have decided otherwise.
+ */
+export function abandonWriteMs(config: { agentTimeoutMs: number }): number {
+  return Math.max(10_000, config.agentTimeoutMs);
+}
 
 /**
  * The agent's only job: validate, enqueue, and wait (bounded by AGENT_TIMEOUT_MS) for the worker's
@@ -154,10 +160,12 @@ export class AgentOperations {
       if (failure === 'unavailable') this.ctx.logger.warn({ err, jobId, op: job.op }, 'agent operation failed: answered UNAVAILABLE');
     }
     // The completion may have come just after the wait ended: the job's answer in Redis is the truth.
-    const finished = await this.ctx.queues.transactions
-      .getJob(jobId)
-      .then((job) => (job?.finishedOn && !job.failedReason ? (job.returnvalue as R | null) : null))
-      .catch(() => null);
+    const finishedAnswer = () =>
+      this.ctx.queues.transactions
+        .getJob(jobId)
+        .then((job) => (job?.finishedOn && !job.failedReason ? (job.returnvalue as R | null) : null))
+        .catch(() => null);
+    const finished = await finishedAnswer();
     if (finished) return finished;
     // Without the abandonment recorded, TIMEOUT cannot be promised: the store is what is unreachable.
     let unrecorded = false;
@@ -168,13 +176,15 @@ export class AgentOperations {
           return null;
         })
       : null;
-    return answer ?? (failure === 'timeout' && !unrecorded ? answers.timedOut : answers.unavailable);
+    if (answer) return answer;
+    // Unrecorded: a last look for the worker's answer before giving the one answer that may be untrue.
+    return (unrecorded ? await finishedAnswer() : null) ?? (failure === 'timeout' && !unrecorded ? answers.timedOut : answers.unavailable);
   }
 
   /** Records the operation abandoned; returns the worker's answer if it had decided 'done' first. */
   private async abandon(job: TransactionJob & { account_tag: string; transaction_tag: string | null }, jobId: string): Promise<OperationResult | null> {
     const ref = { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag ?? '' };
-    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, ABANDON_WRITE_MS);
+    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, abandonWriteMs(this.ctx.config));
     return !decision.won && decision.doc.state === 'done' ? decision.doc.result : null;
   }
 

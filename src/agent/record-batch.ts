@@ -7,7 +7,7 @@ import type { ImportBatchResult, ImportLine } from '../shared/queues/payloads';
 import { createQueueEvents } from '../shared/queues/queues';
 import { finishedBatch, importBatchId } from '../shared/ledger';
 import { decideAbandonedWithin } from '../shared/outcomes';
-import { ABANDON_WRITE_MS } from './operations';
+import { abandonWriteMs } from './operations';
 import { Input, validate } from './operations';
 
 /**
@@ -116,7 +116,7 @@ export class RecordBatchService {
    */
   private async abandon(batchId: string): Promise<ImportBatchResult | null> {
     const ref = { jobId: batchId, op: 'record-batch', account_tag: '', transaction_tag: '' };
-    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, ABANDON_WRITE_MS);
+    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, abandonWriteMs(this.ctx.config));
     if (decision.won || decision.doc.state !== 'done') return null;
     return (await finishedBatch(this.ctx.mongo.db, batchId))?.result ?? null;
   }

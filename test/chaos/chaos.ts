@@ -38,7 +38,8 @@ const LONG_CALL_SCAN_SECONDS = 2;
 /** The recovery sweep takes over interrupted work this long after its deadline (src/workers/maintenance/recover.ts, takeoverAfterMs). */
 const TAKEOVER_MS = takeoverMs(JOB_LOCK_MS);
 /** A request without an answer by then is "no answer" (outcome unknown). */
-const CLIENT_TIMEOUT_MS = AGENT_TIMEOUT_MS + 5000;
+// Beyond the agent's own bound on an answer: its deadline plus up to 10 s to record an abandonment.
+const CLIENT_TIMEOUT_MS = AGENT_TIMEOUT_MS + 15_000;
 
 // ============================================================================ options
 
