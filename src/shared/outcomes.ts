@@ -76,10 +76,23 @@ export function decideAbandoned(outcomes: Collection<OutcomeDoc>, ref: Operation
 /**
  * The agent's abandonment, bounded in time: an agent must answer its caller even when MongoDB does not
  * answer (it then answers UNAVAILABLE, and the worker or the recovery sweep abandons the operation).
+ * A failed attempt (MongoDB restarting: connection refused) is tried again until the bound, so a
+ * restart shorter than it never turns into an answer given without the record.
  */
-export function decideAbandonedWithin(outcomes: Collection<OutcomeDoc>, ref: OperationRef, ms: number): Promise<Decision> {
-  return Promise.race([
-    decideAbandoned(outcomes, ref),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`MongoDB did not answer within ${ms} ms`)), ms).unref()),
-  ]);
+export async function decideAbandonedWithin(outcomes: Collection<OutcomeDoc>, ref: OperationRef, ms: number): Promise<Decision> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = until - Date.now();
+    try {
+      return await Promise.race([
+        decideAbandoned(outcomes, ref),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`MongoDB did not answer within ${ms} ms`)), Math.max(0, left)).unref()),
+      ]);
+    } catch (err) {
+      if (Date.now() + RETRY_PAUSE_MS >= until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+    }
+  }
 }
+
+const RETRY_PAUSE_MS = 250;
