@@ -59,13 +59,14 @@ export async function recoverInterrupted(deps: TransactionDeps, now: Date = new 
 }
 
 async function settleMarkers(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
-  const { accounts, transactions, ledger } = deps.ctx.mongo.collections;
+  const { accounts, ledger } = deps.ctx.mongo.collections;
   const cursor = accounts.find({ 'ledger_pending.0': { $exists: true } }, { projection: { _id: 0, account_tag: 1, ledger_pending: 1 } });
   for await (const account of cursor) {
     for (const marker of account.ledger_pending ?? []) {
       if (marker.at.getTime() > cutoff) continue;
+      // Only the ledger entry: whether its record is then charged is decided below (interruptedRecords),
+      // by the record's own operation (a recordTransaction may have been abandoned since).
       await settle(deps.ctx.mongo.collections, account.account_tag, marker);
-      if (marker.kind === 'charge' && marker.ref) await markCharged(transactions, marker.ref);
       result.markersSettled += 1;
     }
   }
