@@ -2,6 +2,7 @@ import type { TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, BatchDebitState, opIds, wasApplied } from '../../shared/ledger';
 import { recordCredit } from '../../shared/metrics';
 import { fateOf } from './decide';
+import { reconcile } from './processing';
 import type { TransactionDeps } from './deps';
 
 /**
@@ -64,6 +65,13 @@ async function charged(deps: TransactionDeps, record: TransactionDoc, batches: R
  * 'rolling_back'), is taken away here ('gone'); any other record stands.
  */
 export async function foreignRecordFate(deps: TransactionDeps, record: TransactionDoc, deadline: number): Promise<'stands' | 'gone' | 'unknown'> {
+  if (record.state === 'pending' && record.charged_by === 'processing') {
+    // Processing's record: it stands while its running entry does; once the entry is gone, the ledger
+    // says whether processing charged it (it stands) or a rollback removed the entry first (it goes).
+    const running = await deps.ctx.mongo.collections.accounts.findOne({ account_tag: record.account_tag, 'running_transactions.id': record._id }, { projection: { _id: 1 } });
+    if (running) return 'stands';
+    return (await reconcile(deps, record.account_tag, record._id)) === 'rolled-back' ? 'gone' : 'stands';
+  }
   if (record.state === 'pending' && record.record_job) {
     const fate = await fateOf(
       deps,
