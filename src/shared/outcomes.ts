@@ -73,6 +73,12 @@ export function decideAbandoned(outcomes: Collection<OutcomeDoc>, ref: Operation
   return claim(outcomes, docOf(ref, 'abandoned', null));
 }
 
+/** Records an operation abandoned unless it was decided already; the decision in force. */
+export async function abandonUnlessDecided(outcomes: Collection<OutcomeDoc>, ref: OperationRef): Promise<OutcomeDoc['state']> {
+  const decision = await decideAbandoned(outcomes, ref);
+  return decision.won ? 'abandoned' : decision.doc.state;
+}
+
 /**
  * The agent's abandonment, bounded in time: an agent must answer its caller even when MongoDB does not
  * answer (it then answers UNAVAILABLE, and the worker or the recovery sweep abandons the operation).

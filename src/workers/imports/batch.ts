@@ -14,8 +14,8 @@ import {
 } from '../../shared/ledger';
 import type { TransactionDoc } from '../../shared/domain/types';
 import type { ImportBatchJob, ImportBatchResult, ImportRefusal } from '../../shared/queues/payloads';
-import { decideAbandoned, decideDone } from '../../shared/outcomes';
-import { beforeDeadline, TransactionDeps } from '../transactions/deps';
+import { decideByDeadline } from '../transactions/decide';
+import type { TransactionDeps } from '../transactions/deps';
 import { undoAgentBatch } from './undo';
 import { loadAccounts } from './accounts';
 import { LinePlan, planBatch, PlannedRecord } from './plan';
@@ -107,13 +107,10 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
  * it is taken back, and every line answers TIMEOUT.
  */
 async function concludeAgentBatch(deps: TransactionDeps, job: ImportBatchJob, batchId: string, result: ImportBatchResult): Promise<ImportBatchResult> {
-  const { db, collections } = deps.ctx.mongo;
   const ref = { jobId: batchId, op: 'record-batch', account_tag: job.lines[0]?.account_tag ?? '', transaction_tag: '' };
-  const intime = job.deadline !== null && beforeDeadline(job.deadline);
-  const decision = intime ? await decideDone(collections.outcomes, ref, { ok: true, reason: null }) : await decideAbandoned(collections.outcomes, ref);
-  const state = decision.won ? (intime ? 'done' : 'abandoned') : decision.doc.state;
+  const { state } = await decideByDeadline(deps, ref, job.deadline ?? 0, { ok: true, reason: null });
   if (state === 'abandoned') return undoAgentBatch(deps, batchId, job.lines);
-  await markBatchDecided(db, batchId);
+  await markBatchDecided(deps.ctx.mongo.db, batchId);
   return result;
 }
 

@@ -2,7 +2,7 @@ import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { chunks } from '../../shared/chunks';
 import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportMarker } from '../../shared/ledger';
 import { undoAgentBatch } from '../imports/undo';
-import { decideAbandoned, type OutcomeDoc } from '../../shared/outcomes';
+import { abandonUnlessDecided, type OutcomeDoc } from '../../shared/outcomes';
 import { removeEntry } from '../transactions/entries';
 import type { TransactionDeps } from '../transactions/deps';
 import { unEndEntry } from '../transactions/end';
@@ -93,9 +93,7 @@ async function outcomesOf(deps: TransactionDeps, jobIds: string[]): Promise<Map<
 
 /** 'done' stands; otherwise (abandoned, or never decided by its deadline) it is abandoned now. */
 async function settledFate(deps: TransactionDeps, known: OutcomeDoc | undefined, ref: { jobId: string; op: string; account_tag: string; transaction_tag: string }): Promise<'done' | 'abandoned'> {
-  if (known) return known.state;
-  const decision = await decideAbandoned(deps.ctx.mongo.collections.outcomes, ref);
-  return decision.won ? 'abandoned' : decision.doc.state;
+  return known ? known.state : abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref);
 }
 
 async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {

@@ -1,4 +1,4 @@
-import { decideAbandoned, decideDone, OperationRef } from '../../shared/outcomes';
+import { abandonUnlessDecided, decideAbandoned, decideDone, OperationRef, OutcomeDoc } from '../../shared/outcomes';
 import type { OperationResult } from '../../shared/queues/payloads';
 import { beforeDeadline, Reasons, TransactionDeps } from './deps';
 
@@ -9,6 +9,24 @@ export interface JobRef {
 }
 
 export const timedOut: OperationResult = { ok: false, reason: Reasons.TIMEOUT };
+
+/**
+ * Records the operation 'done' with `result` while the agent can still hear it (before `deadline`, with
+ * the margin), else 'abandoned'; the first decision recorded wins. Returns the decision in force, and
+ * the earlier document when another one (the agent, an earlier run) decided first.
+ */
+export async function decideByDeadline(
+  deps: TransactionDeps,
+  ref: OperationRef,
+  deadline: number,
+  result: OperationResult,
+): Promise<{ state: OutcomeDoc['state']; earlier: OutcomeDoc | null }> {
+  const { outcomes } = deps.ctx.mongo.collections;
+  const intime = beforeDeadline(deadline);
+  const decision = intime ? await decideDone(outcomes, ref, result) : await decideAbandoned(outcomes, ref);
+  if (decision.won) return { state: intime ? 'done' : 'abandoned', earlier: null };
+  return { state: decision.doc.state, earlier: decision.doc };
+}
 
 /**
  * Ends an operation whose changes are made: records it 'done' with `result` while the agent can still
@@ -23,11 +41,8 @@ export async function conclude(
   result: OperationResult,
   undo: () => Promise<void>,
 ): Promise<OperationResult> {
-  const { outcomes } = deps.ctx.mongo.collections;
-  const intime = beforeDeadline(deadline);
-  const decision = intime ? await decideDone(outcomes, ref, result) : await decideAbandoned(outcomes, ref);
-  const state = decision.won ? (intime ? 'done' : 'abandoned') : decision.doc.state;
-  if (state === 'done') return decision.won ? result : (decision.doc.result ?? result);
+  const { state, earlier } = await decideByDeadline(deps, ref, deadline, result);
+  if (state === 'done') return earlier?.result ?? result;
   await undo();
   deps.ctx.logger.warn({ jobId: ref.jobId, op: ref.op, transaction_tag: ref.transaction_tag }, 'operation abandoned by its deadline: changes undone');
   return timedOut;
@@ -48,8 +63,7 @@ export async function fateOf(deps: TransactionDeps, other: OperationRef & { dead
     const doc = await outcomes.findOne({ _id: ref.jobId }, { projection: { state: 1 } });
     if (doc) return doc.state;
     if (otherDeadline !== undefined && !beforeDeadline(otherDeadline)) {
-      const decision = await decideAbandoned(outcomes, ref);
-      return decision.won ? 'abandoned' : decision.doc.state;
+      return abandonUnlessDecided(outcomes, ref);
     }
     if (!beforeDeadline(deadline, FATE_POLL_MS)) return 'unknown';
     await new Promise((resolve) => setTimeout(resolve, FATE_POLL_MS));

@@ -1,9 +1,9 @@
 import { callId, TransactionDoc } from '../../shared/domain/types';
 import { batchDebitState, BatchDebitState } from '../../shared/ledger';
-import { decideAbandoned, decideDone, RollbackTarget } from '../../shared/outcomes';
+import type { RollbackTarget } from '../../shared/outcomes';
 import type { OperationResult, RollbackJob } from '../../shared/queues/payloads';
 import { removeEntry } from './entries';
-import { JobRef, timedOut } from './decide';
+import { decideByDeadline, JobRef, timedOut } from './decide';
 import { beforeDeadline, Reasons, TransactionDeps } from './deps';
 import { refundRecord } from './refund';
 
@@ -35,11 +35,9 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob, ref: Job
   if (found === 'busy') return timedOut;
   if (found.targets.length === 0) return { ok: false, reason: Reasons.NOT_FOUND };
   const opRef = { jobId: ref.id, op: 'rollback', account_tag: job.account_tag, transaction_tag: job.transaction_tag, targets: found.targets };
-  const intime = beforeDeadline(ref.deadline);
-  const decision = intime ? await decideDone(outcomes, opRef, { ok: true, reason: null }) : await decideAbandoned(outcomes, opRef);
-  const state = decision.won ? (intime ? 'done' : 'abandoned') : decision.doc.state;
+  const { state, earlier } = await decideByDeadline(deps, opRef, ref.deadline, { ok: true, reason: null });
   if (state === 'abandoned') return timedOut;
-  await applyRollback(deps, ref.id, decision.won ? found.targets : (decision.doc.targets ?? []), found.batches);
+  await applyRollback(deps, ref.id, earlier ? (earlier.targets ?? []) : found.targets, found.batches);
   return { ok: true, reason: null };
 }
 
