@@ -21,6 +21,12 @@ export interface OutcomeDoc {
   result: OperationResult | null;
   /** What a rollback takes away, fixed when it is decided, so a re-run or the sweep finishes exactly that. */
   targets?: RollbackTarget[];
+  /**
+   * What a begin, end or record made before it was decided (its entries or records): the decision covers
+   * these only. A re-run of the job after a crash (its lock expired) may make more, e.g. a record again
+   * after the call was rolled back; those are not covered and are taken back (`covers`).
+   */
+  made?: RollbackTarget[];
   /** Set when the effects decided after the decision (rollback's) are all made. */
   applied_at?: Date;
   at: Date;
@@ -56,6 +62,7 @@ export interface OperationRef {
   account_tag: string;
   transaction_tag: string;
   targets?: RollbackTarget[];
+  made?: RollbackTarget[];
 }
 
 function docOf(ref: OperationRef, state: OutcomeDoc['state'], result: OperationResult | null): OutcomeDoc {
@@ -74,9 +81,18 @@ export function decideAbandoned(outcomes: Collection<OutcomeDoc>, ref: Operation
 }
 
 /** Records an operation abandoned unless it was decided already; the decision in force. */
-export async function abandonUnlessDecided(outcomes: Collection<OutcomeDoc>, ref: OperationRef): Promise<OutcomeDoc['state']> {
+export async function abandonUnlessDecided(outcomes: Collection<OutcomeDoc>, ref: OperationRef): Promise<Pick<OutcomeDoc, 'state' | 'made'>> {
   const decision = await decideAbandoned(outcomes, ref);
-  return decision.won ? 'abandoned' : decision.doc.state;
+  return decision.won ? { state: 'abandoned' } : decision.doc;
+}
+
+/**
+ * Whether a decision keeps this entry or record: decided 'done', and made before the decision (a
+ * decision recorded without `made`, by an older version, covers all it finds).
+ */
+export function covers(decision: Pick<OutcomeDoc, 'state' | 'made'>, share: RollbackTarget): boolean {
+  if (decision.state !== 'done') return false;
+  return !decision.made || decision.made.some((m) => m.account_tag === share.account_tag && m.entry_id === share.entry_id && m.record_id === share.record_id);
 }
 
 /**

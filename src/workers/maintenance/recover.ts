@@ -2,7 +2,7 @@ import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { chunks } from '../../shared/chunks';
 import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportMarker } from '../../shared/ledger';
 import { undoAgentBatch } from '../imports/undo';
-import { abandonUnlessDecided, type OutcomeDoc } from '../../shared/outcomes';
+import { abandonUnlessDecided, covers, type OperationRef, type OutcomeDoc, type RollbackTarget } from '../../shared/outcomes';
 import { removeEntry } from '../transactions/entries';
 import type { TransactionDeps } from '../transactions/deps';
 import { unEndEntry } from '../transactions/end';
@@ -91,9 +91,13 @@ async function outcomesOf(deps: TransactionDeps, jobIds: string[]): Promise<Map<
   return found;
 }
 
-/** 'done' stands; otherwise (abandoned, or never decided by its deadline) it is abandoned now. */
-async function settledFate(deps: TransactionDeps, known: OutcomeDoc | undefined, ref: { jobId: string; op: string; account_tag: string; transaction_tag: string }): Promise<'done' | 'abandoned'> {
-  return known ? known.state : abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref);
+/**
+ * Whether the operation that made this entry or record keeps it: decided 'done' with it among what it
+ * made; otherwise (abandoned, never decided by its deadline, or made by a re-run after the decision)
+ * it is taken back (an undecided operation is recorded abandoned now).
+ */
+async function stands(deps: TransactionDeps, known: OutcomeDoc | undefined, ref: OperationRef, share: RollbackTarget): Promise<boolean> {
+  return covers(known ?? (await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref)), share);
 }
 
 async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
@@ -110,12 +114,12 @@ async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: R
     const outcomes = await outcomesOf(deps, [...begins.map((e) => e.begin_job!), ...ends.map((e) => e.end_job!)]);
     const refOf = (e: RunningTransaction, jobId: string, op: string) => ({ jobId, op, account_tag: e.origin_account_tag, transaction_tag: e.transaction_tag });
     for (const entry of begins) {
-      if ((await settledFate(deps, outcomes.get(entry.begin_job!), refOf(entry, entry.begin_job!, 'begin'))) === 'done') continue;
+      if (await stands(deps, outcomes.get(entry.begin_job!), refOf(entry, entry.begin_job!, 'begin'), { account_tag: account.account_tag, entry_id: entry.id })) continue;
       if (await removeEntry(deps, account.account_tag, entry.id)) result.beginsUndone += 1;
     }
     for (const entry of ends) {
-      if ((await settledFate(deps, outcomes.get(entry.end_job!), refOf(entry, entry.end_job!, 'end'))) === 'done') continue;
-      await unEndEntry(accounts, account.account_tag, entry.call_id, entry.end_job!);
+      if (await stands(deps, outcomes.get(entry.end_job!), refOf(entry, entry.end_job!, 'end'), { account_tag: account.account_tag, entry_id: entry.id })) continue;
+      await unEndEntry(accounts, account.account_tag, entry.end_job!, { id: entry.id });
       result.endsUndone += 1;
     }
   }
@@ -137,7 +141,7 @@ async function interruptedRecords(deps: TransactionDeps, cutoff: number, result:
     if (record.charged_by === 'record') {
       if (record.record_deadline === undefined || record.record_deadline >= cutoff || !record.record_job) continue;
       const ref = { jobId: record.record_job, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag };
-      if ((await settledFate(deps, byJob.get(record.record_job), ref)) === 'done') {
+      if (await stands(deps, byJob.get(record.record_job), ref, { account_tag: record.account_tag, record_id: record._id })) {
         await applyOnce(deps.ctx.mongo.collections, { op: opIds.charge(record._id), account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
         await markCharged(transactions, record._id);
         result.recordsFinished += 1;
@@ -169,8 +173,8 @@ async function undecidedAgentBatches(deps: TransactionDeps, cutoff: number, resu
   const cursor = importBatchesOf(db).find({ deadline: { $lt: cutoff }, decided_at: { $exists: false } });
   for await (const batch of cursor) {
     const known = await deps.ctx.mongo.collections.outcomes.findOne({ _id: batch._id });
-    const fate = await settledFate(deps, known ?? undefined, { jobId: batch._id, op: 'record-batch', account_tag: '', transaction_tag: '' });
-    if (fate === 'done') {
+    const fate = known ?? (await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, { jobId: batch._id, op: 'record-batch', account_tag: '', transaction_tag: '' }));
+    if (fate.state === 'done') {
       await markBatchDecided(db, batch._id);
       continue;
     }

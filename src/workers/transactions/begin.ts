@@ -4,7 +4,7 @@ import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/type
 import { refusalAlert } from '../../shared/alerts';
 import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart } from '../../shared/rating';
-import { conclude, fateOf, JobRef } from './decide';
+import { conclude, decidedDone, fateOf, JobRef } from './decide';
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
@@ -38,7 +38,11 @@ async function insertEntry(
     if (same) {
       // Another begin of this call (a client's retry) stands only if it is decided 'done'.
       const fate = same.begin_job
-        ? await fateOf(deps, { jobId: same.begin_job, deadline: same.begin_deadline, op: 'begin', account_tag: same.origin_account_tag, transaction_tag: same.transaction_tag }, entry.begin_deadline!)
+        ? await fateOf(
+            deps,
+            { jobId: same.begin_job, deadline: same.begin_deadline, op: 'begin', account_tag: same.origin_account_tag, transaction_tag: same.transaction_tag, share: { account_tag: account.account_tag, entry_id: same.id } },
+            entry.begin_deadline!,
+          )
         : 'done';
       if (fate === 'done') return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
       if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };
@@ -80,6 +84,9 @@ async function insertEntry(
  * call is concluded (decide.ts): kept if decided 'done' in time, its entries removed if abandoned.
  */
 export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<OperationResult> {
+  // A re-run of a begin decided 'done': its entries were all made before the decision.
+  const decided = await decidedDone(deps, ref);
+  if (decided) return decided.result ?? { ok: true, reason: null };
   let result = await tryBegin(deps, job, ref);
   // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
   if (!result.ok && result.reason === Reasons.DUPLICATE_TRANSACTION && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) {
@@ -91,8 +98,11 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
     }
     return { ok: false, reason: result.reason };
   }
-  const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
-  return conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, () => Promise.all(result.inserted.map((e) => removeEntry(deps, e.account_tag, e.id))).then(() => undefined));
+  const made = result.inserted.map((e) => ({ account_tag: e.account_tag, entry_id: e.id }));
+  const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
+  return conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async (undo) => {
+    await Promise.all(undo.map((e) => removeEntry(deps, e.account_tag, e.entry_id!)));
+  });
 }
 
 type BeginAttempt = (OperationResult & { ok: false; refusedBy?: AccountDoc }) | { ok: true; inserted: Array<{ account_tag: string; id: string }> };

@@ -1,4 +1,4 @@
-import { abandonUnlessDecided, decideAbandoned, decideDone, OperationRef, OutcomeDoc } from '../../shared/outcomes';
+import { abandonUnlessDecided, covers, decideAbandoned, decideDone, OperationRef, OutcomeDoc, RollbackTarget } from '../../shared/outcomes';
 import type { OperationResult } from '../../shared/queues/payloads';
 import { beforeDeadline, Reasons, TransactionDeps } from './deps';
 
@@ -6,6 +6,8 @@ import { beforeDeadline, Reasons, TransactionDeps } from './deps';
 export interface JobRef {
   id: string;
   deadline: number;
+  /** False on a job's first run (nothing can be decided 'done' yet): saves the look-up of `decidedDone`. */
+  rerun?: boolean;
 }
 
 export const timedOut: OperationResult = { ok: false, reason: Reasons.TIMEOUT };
@@ -29,41 +31,68 @@ export async function decideByDeadline(
 }
 
 /**
- * Ends an operation whose changes are made: records it 'done' with `result` while the agent can still
- * hear it (before the deadline, with the margin), else records it abandoned. If it ends up abandoned
- * (by the agent, which answered TIMEOUT, or here), `undo` takes the changes back and the answer is
- * TIMEOUT, which is then true. A re-run finding 'done' answers what was decided.
+ * Ends an operation whose changes are made (`ref.made`: its entries or records): records it 'done' with
+ * `result` while the agent can still hear it (before the deadline, with the margin), else records it
+ * abandoned. If it ends up abandoned (by the agent, which answered TIMEOUT, or here), `undo` takes the
+ * changes back and the answer is TIMEOUT, which is then true. Decided 'done' by an earlier run of the
+ * same job, the answer is that run's, and whatever this run made beyond what that decision covers (made
+ * after the call was rolled back or begun again) is taken back.
  */
 export async function conclude(
   deps: TransactionDeps,
-  ref: OperationRef,
+  ref: OperationRef & { made: RollbackTarget[] },
   deadline: number,
   result: OperationResult,
-  undo: () => Promise<void>,
+  undo: (made: RollbackTarget[]) => Promise<void>,
 ): Promise<OperationResult> {
   const { state, earlier } = await decideByDeadline(deps, ref, deadline, result);
-  if (state === 'done') return earlier?.result ?? result;
-  await undo();
+  if (state === 'done') {
+    const extra = earlier ? ref.made.filter((share) => !covers(earlier, share)) : [];
+    if (extra.length > 0) {
+      await undo(extra);
+      deps.ctx.logger.warn({ jobId: ref.jobId, op: ref.op, transaction_tag: ref.transaction_tag, undone: extra.length }, 're-run of a decided operation: what it made again is undone');
+    }
+    return earlier?.result ?? result;
+  }
+  await undo(ref.made);
   deps.ctx.logger.warn({ jobId: ref.jobId, op: ref.op, transaction_tag: ref.transaction_tag }, 'operation abandoned by its deadline: changes undone');
   return timedOut;
+}
+
+/**
+ * The decision already recorded for this job, if a re-run finds one 'done': everything the operation
+ * makes before its decision was made then, so the re-run only finishes what follows the decision and
+ * answers the same (the call may have been rolled back or begun again since: making it again would be
+ * a change nobody asked for). An 'abandoned' one is left to the normal path, which takes changes back.
+ */
+export async function decidedDone(deps: TransactionDeps, ref: JobRef): Promise<OutcomeDoc | null> {
+  if (ref.rerun === false) return null;
+  const doc = await deps.ctx.mongo.collections.outcomes.findOne({ _id: ref.id });
+  return doc?.state === 'done' ? doc : null;
 }
 
 const FATE_POLL_MS = 50;
 
 /**
- * The fate of another agent operation whose changes stand in the way of ours (a client's retry while the
- * first attempt is still in flight): 'done' or 'abandoned' once decided; past its own deadline with no
- * outcome, nobody was told it happened, so it is abandoned here; otherwise waited for until our own
- * deadline, then 'unknown' (the caller gives up, having changed nothing).
+ * The fate of another agent operation whose entry or record (`share`) stands in the way of ours (a
+ * client's retry while the first attempt is still in flight): 'done' if decided so and the decision
+ * covers that share, 'abandoned' otherwise once decided; past its own deadline with no outcome, nobody
+ * was told it happened, so it is abandoned here; otherwise waited for until our own deadline, then
+ * 'unknown' (the caller gives up, having changed nothing).
  */
-export async function fateOf(deps: TransactionDeps, other: OperationRef & { deadline: number | undefined }, deadline: number): Promise<'done' | 'abandoned' | 'unknown'> {
+export async function fateOf(
+  deps: TransactionDeps,
+  other: OperationRef & { deadline: number | undefined; share: RollbackTarget },
+  deadline: number,
+): Promise<'done' | 'abandoned' | 'unknown'> {
   const { outcomes } = deps.ctx.mongo.collections;
-  const { deadline: otherDeadline, ...ref } = other;
+  const { deadline: otherDeadline, share, ...ref } = other;
+  const fate = (decision: Pick<OutcomeDoc, 'state' | 'made'>) => (covers(decision, share) ? 'done' : 'abandoned');
   for (;;) {
-    const doc = await outcomes.findOne({ _id: ref.jobId }, { projection: { state: 1 } });
-    if (doc) return doc.state;
+    const doc = await outcomes.findOne({ _id: ref.jobId }, { projection: { state: 1, made: 1 } });
+    if (doc) return fate(doc);
     if (otherDeadline !== undefined && !beforeDeadline(otherDeadline)) {
-      return abandonUnlessDecided(outcomes, ref);
+      return fate(await abandonUnlessDecided(outcomes, ref));
     }
     if (!beforeDeadline(deadline, FATE_POLL_MS)) return 'unknown';
     await new Promise((resolve) => setTimeout(resolve, FATE_POLL_MS));

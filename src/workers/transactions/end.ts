@@ -2,8 +2,9 @@ import type { AppContext } from '../../shared/context';
 import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import { jobId } from '../../shared/queues/names';
+import type { RollbackTarget } from '../../shared/outcomes';
 import type { EndJob, OperationResult } from '../../shared/queues/payloads';
-import { conclude, fateOf, JobRef, timedOut } from './decide';
+import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
 import { Reasons, TransactionDeps } from './deps';
 
 /** Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress. */
@@ -29,10 +30,14 @@ async function endEntry(
   );
 }
 
-/** Takes back an end this job made (it was abandoned): the entry is in progress again. */
-export async function unEndEntry(accounts: Collections['accounts'], accountTag: string, call: string, endJob: string): Promise<void> {
+/**
+ * Takes back an end that `endJob` made (it was abandoned): the entry is in progress again. `entry`
+ * names it by its id, or by the call when the id is not known (another end's entries on other parties).
+ */
+export async function unEndEntry(accounts: Collections['accounts'], accountTag: string, endJob: string, entry: { id: string } | { call_id: string }): Promise<void> {
+  const match = 'id' in entry ? { id: entry.id, end_job: endJob } : { call_id: entry.call_id, end_job: endJob };
   await accounts.updateOne(
-    { account_tag: accountTag, running_transactions: { $elemMatch: { call_id: call, end_job: endJob } } },
+    { account_tag: accountTag, running_transactions: { $elemMatch: match } },
     {
       $set: {
         'running_transactions.$[e].in_progress': true,
@@ -42,7 +47,7 @@ export async function unEndEntry(accounts: Collections['accounts'], accountTag: 
       },
       $inc: { rev: 1 },
     },
-    { arrayFilters: [{ 'e.call_id': call, 'e.end_job': endJob }] },
+    { arrayFilters: [Object.fromEntries(Object.entries(match).map(([k, v]) => [`e.${k}`, v]))] },
   );
 }
 
@@ -65,6 +70,12 @@ export const processingJobId = (entryId: string) => jobId('process', entryId);
  */
 export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Promise<OperationResult> {
   const { accounts } = deps.ctx.mongo.collections;
+  // A re-run of an end decided 'done': only the queueing that follows the decision may be missing.
+  const decided = await decidedDone(deps, ref);
+  if (decided) {
+    await queueProcessing(deps, job, await stillEnded(deps, ref, decided.made ?? []));
+    return decided.result ?? { ok: true, reason: null };
+  }
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
   const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => doc?.running_transactions.find((r) => r.call_id === call);
@@ -86,10 +97,14 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
     if (!current.end_job) return { ok: false, reason: Reasons.ALREADY_ENDED };
     // Ended by another end of this call (a client's retry while the first is in flight): that end
     // stands only if decided 'done'; abandoned, it is taken back and this one ends the call.
-    const fate = await fateOf(deps, { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag }, ref.deadline);
+    const fate = await fateOf(
+      deps,
+      { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, share: { account_tag: job.account_tag, entry_id: current.id } },
+      ref.deadline,
+    );
     if (fate === 'unknown' || (fate === 'abandoned' && attempt >= 3)) return timedOut;
     if (fate === 'done') return { ok: false, reason: Reasons.ALREADY_ENDED };
-    await Promise.all((current.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, call, current.end_job!)));
+    await Promise.all((current.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, current.end_job!, { call_id: call })));
   }
   const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
   const ended = [
@@ -98,15 +113,27 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
       parties.slice(1).map(async (tag) => ({ tag, entry: entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag)) })),
     )),
   ];
-  const opRef = { jobId: ref.id, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
-  const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async () => {
-    await Promise.all(parties.map((tag) => unEndEntry(accounts, tag, call, ref.id)));
+  const made = ended.flatMap(({ tag, entry }) => (entry ? [{ account_tag: tag, entry_id: entry.id }] : []));
+  const opRef = { jobId: ref.id, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
+  const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async (undo) => {
+    await Promise.all(undo.map((e) => unEndEntry(accounts, e.account_tag, ref.id, { id: e.entry_id! })));
   });
-  if (result.ok) {
-    // Decided: a queue that fails now delays the charge (requeue-ended queues it again), it does not undo the end.
-    await Promise.all(ended.filter((e) => e.entry).map(({ tag, entry }) => enqueueProcessing(deps.ctx, tag, entry!))).catch((err: unknown) =>
-      deps.ctx.logger.warn({ err, transaction_tag: job.transaction_tag }, 'processing not queued; the maintenance pass will queue it'),
-    );
-  }
+  if (result.ok) await queueProcessing(deps, job, made);
   return result;
+}
+
+/** Of the entries an end made, those it still holds ended (not processed or rolled back since). */
+async function stillEnded(deps: TransactionDeps, ref: JobRef, made: RollbackTarget[]): Promise<RollbackTarget[]> {
+  const { accounts } = deps.ctx.mongo.collections;
+  const held = await Promise.all(
+    made.map((e) => accounts.findOne({ account_tag: e.account_tag, running_transactions: { $elemMatch: { id: e.entry_id, end_job: ref.id } } }, { projection: { _id: 1 } })),
+  );
+  return made.filter((_, i) => held[i] !== null);
+}
+
+/** Decided: a queue that fails now delays the charge (requeue-ended queues it again), it does not undo the end. */
+async function queueProcessing(deps: TransactionDeps, job: EndJob, entries: RollbackTarget[]): Promise<void> {
+  await Promise.all(entries.map((e) => enqueueProcessing(deps.ctx, e.account_tag, { id: e.entry_id!, transaction_tag: job.transaction_tag }))).catch((err: unknown) =>
+    deps.ctx.logger.warn({ err, transaction_tag: job.transaction_tag }, 'processing not queued; the maintenance pass will queue it'),
+  );
 }

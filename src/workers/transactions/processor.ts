@@ -15,7 +15,7 @@ export function transactionProcessor(deps: TransactionDeps) {
     // Only a job that has not started may be dropped unseen: a re-run after a crash finishes or undoes
     // what its first run did (decide.ts), even past the deadline.
     const firstStart = (job.attemptsStarted ?? 1) <= 1;
-    const ref = { id: job.id!, deadline: data.deadline };
+    const ref = { id: job.id!, deadline: data.deadline, rerun: !firstStart };
     if (firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
       return data.op === 'authorization'

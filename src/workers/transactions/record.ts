@@ -1,7 +1,7 @@
 import type { TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, opIds } from '../../shared/ledger';
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
-import { conclude, JobRef } from './decide';
+import { conclude, decidedDone, JobRef } from './decide';
 import { Reasons, TransactionDeps } from './deps';
 import { foreignRecordFate, refundRecord } from './refund';
 import { finishPendingRollbacks } from './rollback';
@@ -28,6 +28,14 @@ export interface RecordOutcome extends OperationResult {
  * and deleted. Records written by this very job before a crash are its own: a re-run carries on.
  */
 export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef): Promise<RecordOutcome> {
+  // A re-run of a record decided 'done': its records were charged before the decision; only marking
+  // them 'charged' follows it (a record rolled back since is gone and stays gone).
+  const decided = await decidedDone(deps, ref);
+  if (decided) {
+    const { transactions } = deps.ctx.mongo.collections;
+    await Promise.all((decided.made ?? []).map((r) => markCharged(transactions, r.record_id!)));
+    return { ...(decided.result ?? { ok: true, reason: null }), fee: 0n, duplicate: false };
+  }
   const outcome = await recordOnce(deps, job, ref);
   // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
   if (outcome.duplicate && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) return recordOnce(deps, job, ref);
@@ -107,10 +115,15 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
     if (result.outcome === 'applied') afterDebit(deps.ctx, result.account, doc.fee);
     if (doc.account_tag === job.account_tag) callerFee = doc.fee;
   }
-  const opRef = { jobId: ref.id, op: 'record', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
-  const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, () => undoWritten(deps, written.map((w) => w.doc)));
+  const made = written.map(({ doc }) => ({ account_tag: doc.account_tag, record_id: doc._id }));
+  const opRef = { jobId: ref.id, op: 'record', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
+  let undone = new Set<string>();
+  const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async (undo) => {
+    undone = new Set(undo.map((r) => r.record_id!));
+    await undoWritten(deps, written.map((w) => w.doc).filter((doc) => undone.has(doc._id)));
+  });
   // 'charged' only once decided: until then a retry of the call waits for this one's fate.
-  if (result.ok) await Promise.all(written.map(({ doc }) => markCharged(transactions, doc._id)));
+  if (result.ok) await Promise.all(made.filter((r) => !undone.has(r.record_id)).map((r) => markCharged(transactions, r.record_id)));
   return { ...result, fee: result.ok ? callerFee : 0n, duplicate: false };
 }
 

@@ -75,7 +75,14 @@ export async function foreignRecordFate(deps: TransactionDeps, record: Transacti
   if (record.state === 'pending' && record.record_job) {
     const fate = await fateOf(
       deps,
-      { jobId: record.record_job, deadline: record.record_deadline, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag },
+      {
+        jobId: record.record_job,
+        deadline: record.record_deadline,
+        op: 'record',
+        account_tag: record.origin_account_tag ?? record.account_tag,
+        transaction_tag: record.transaction_tag,
+        share: { account_tag: record.account_tag, record_id: record._id },
+      },
       deadline,
     );
     if (fate !== 'abandoned') return fate === 'done' ? 'stands' : 'unknown';

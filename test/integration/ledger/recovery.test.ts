@@ -1,6 +1,6 @@
 import { auditLedger } from '../../../src/shared/ledger/audit';
-import { decideAbandoned, decideDone } from '../../../src/shared/outcomes';
-import type { BeginJob, EndJob, RecordJob } from '../../../src/shared/queues/payloads';
+import { decideAbandoned } from '../../../src/shared/outcomes';
+import type { BeginJob, EndJob, RecordJob, RollbackJob } from '../../../src/shared/queues/payloads';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
@@ -8,6 +8,7 @@ import { begin } from '../../../src/workers/transactions/begin';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { end } from '../../../src/workers/transactions/end';
 import { record } from '../../../src/workers/transactions/record';
+import { rollback } from '../../../src/workers/transactions/rollback';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { createTestContext, TestContext } from '../../support/harness';
@@ -140,13 +141,56 @@ describe('recovery: TIMEOUT is true, interrupted operations are finished or undo
     expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
   });
 
-  it('a worker re-run of a decided operation answers what was decided', async () => {
+  // Chaos finding (clean-clone CI): a worker killed after deciding 'done' but before BullMQ marked its
+  // job complete runs the job again after the lock expires; by then the client may have rolled the call
+  // back (or begun it again). The re-run must answer what was decided and change nothing.
+  const rollbackJob = (tag: string, accountTag: string, deadline: number): RollbackJob => ({ op: 'rollback', transaction_tag: tag, account_tag: accountTag, deadline });
+  const ok = { ok: true, reason: null };
+
+  it('a record re-run after it was decided done and then rolled back charges nothing again', async () => {
     const deadline = now() + 10_000;
-    await decideDone(ctx.mongo.collections.outcomes, { jobId: 'decided', op: 'record', account_tag: 'rec', transaction_tag: 'r3' }, { ok: true, reason: null });
-    expect((await record(deps, recordJob('r3', 'rec', deadline), { id: 'decided', deadline })).ok).toBe(true);
-    expect((await record(deps, recordJob('r3', 'rec', deadline), { id: 'decided', deadline })).ok).toBe(true);
-    expect(await transactions().countDocuments({ transaction_tag: 'r3' })).toBe(2);
-    expect(await balance('rec')).toBe(978n);
+    const before = [await balance('rec'), await balance('recmum')];
+    expect(await record(deps, recordJob('r3', 'rec', deadline), { id: 'r3-record', deadline })).toMatchObject(ok);
+    expect(await rollback(deps, rollbackJob('r3', 'rec', deadline), { id: 'r3-rollback', deadline })).toEqual(ok);
+    expect(await record(deps, recordJob('r3', 'rec', deadline), { id: 'r3-record', deadline })).toMatchObject(ok);
+    expect(await transactions().countDocuments({ transaction_tag: 'r3' })).toBe(0);
+    expect([await balance('rec'), await balance('recmum')]).toEqual(before);
+    expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  it('a record re-run that did not see the decision (it raced its first run) takes back what it made again', async () => {
+    const deadline = now() + 10_000;
+    const before = [await balance('rec'), await balance('recmum')];
+    expect(await record(deps, recordJob('r4', 'rec', deadline), { id: 'r4-record', deadline })).toMatchObject(ok);
+    expect(await rollback(deps, rollbackJob('r4', 'rec', deadline), { id: 'r4-rollback', deadline })).toEqual(ok);
+    // rerun: false skips the look-up, as if the decision came after this run looked.
+    expect(await record(deps, recordJob('r4', 'rec', deadline), { id: 'r4-record', deadline, rerun: false })).toMatchObject(ok);
+    expect(await transactions().countDocuments({ transaction_tag: 'r4' })).toBe(0);
+    expect([await balance('rec'), await balance('recmum')]).toEqual(before);
+    expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  it('a begin re-run after it was decided done and then rolled back leaves no entry', async () => {
+    const deadline = now() + 10_000;
+    expect(await begin(deps, beginJob('b5', 'kid', deadline), { id: 'b5-begin', deadline })).toEqual(ok);
+    expect(await rollback(deps, rollbackJob('b5', 'kid', deadline), { id: 'b5-rollback', deadline })).toEqual(ok);
+    expect(await begin(deps, beginJob('b5', 'kid', deadline), { id: 'b5-begin', deadline })).toEqual(ok);
+    expect(await begin(deps, beginJob('b5', 'kid', deadline), { id: 'b5-begin', deadline, rerun: false })).toEqual(ok);
+    for (const tag of ['kid', 'mum']) expect((await running(tag)).filter((e) => e.transaction_tag === 'b5')).toEqual([]);
+  });
+
+  it('an end re-run after its call was rolled back and begun again does not end the new call', async () => {
+    const deadline = now() + 10_000;
+    expect(await begin(deps, beginJob('e2', 'kid', deadline), { id: 'e2-begin', deadline })).toEqual(ok);
+    expect(await end(deps, endJob('e2', 'kid', deadline), { id: 'e2-end', deadline })).toEqual(ok);
+    expect(await rollback(deps, rollbackJob('e2', 'kid', deadline), { id: 'e2-rollback', deadline })).toEqual(ok);
+    expect(await begin(deps, beginJob('e2', 'kid', deadline), { id: 'e2-begin-again', deadline })).toEqual(ok);
+    expect(await end(deps, endJob('e2', 'kid', deadline), { id: 'e2-end', deadline })).toEqual(ok);
+    expect(await end(deps, endJob('e2', 'kid', deadline), { id: 'e2-end', deadline, rerun: false })).toEqual(ok);
+    for (const tag of ['kid', 'mum']) {
+      expect((await running(tag)).filter((e) => e.transaction_tag === 'e2')).toEqual([expect.objectContaining({ in_progress: true, timestamp_end: null })]);
+    }
+    expect(await rollback(deps, rollbackJob('e2', 'kid', deadline), { id: 'e2-rollback-again', deadline })).toEqual(ok);
   });
 });
 
