@@ -122,6 +122,8 @@ async function waitForOutput(child: ChildProcess, text: string, output: () => st
 interface BatchLog {
   lines: number;
   accounts_debited: number;
+  /** Account debits that missed their compare-and-swap (another batch debited the account first) and were read and tried again. */
+  debit_conflicts?: number;
   phase_ms: Record<string, number>;
 }
 
@@ -130,17 +132,19 @@ const profile = {
   batches: 0,
   lines: 0,
   accounts: 0,
+  conflicts: 0,
   ms: new Map<string, number>(),
   add(log: BatchLog) {
     this.batches += 1;
     this.lines += log.lines;
     this.accounts += log.accounts_debited;
+    this.conflicts += log.debit_conflicts ?? 0;
     for (const [phase, ms] of Object.entries(log.phase_ms)) this.ms.set(phase, (this.ms.get(phase) ?? 0) + ms);
   },
   report(): string {
     const total = [...this.ms.values()].reduce((a, b) => a + b, 0);
     const parts = [...this.ms].map(([phase, ms]) => `${phase} ${((100 * ms) / total).toFixed(0)}%`);
-    return `profile: ${this.batches} batches, ${(this.accounts / Math.max(1, this.lines)).toFixed(2)} account debits per call, worker time per batch ${(total / Math.max(1, this.batches)).toFixed(0)} ms: ${parts.join(', ')}`;
+    return `profile: ${this.batches} batches, ${(this.accounts / Math.max(1, this.lines)).toFixed(2)} account debits per call, ${(this.conflicts / Math.max(1, this.accounts)).toFixed(2)} conflicts per account debit, worker time per batch ${(total / Math.max(1, this.batches)).toFixed(0)} ms: ${parts.join(', ')}`;
   },
 };
 
@@ -183,7 +187,7 @@ async function main(): Promise<void> {
     console.log(`generated ${CALLS} calls over ${ACCOUNTS} accounts (${DISTRIBUTION}) and ${rates.length} rates in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
     for (let i = 0; i < WORKERS; i++) {
-      const child = spawn(process.execPath, [path.join(root, 'dist', 'workers', 'main.js')], { env: { ...env, LOG_LEVEL: values.profile ? 'debug' : 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [...(process.env.BENCH_WORKER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_CPU_PROF] : []), path.join(root, 'dist', 'workers', 'main.js')], { env: { ...env, LOG_LEVEL: values.profile ? 'debug' : 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let partial = '';
       child.stdout!.on('data', (d: Buffer) => {

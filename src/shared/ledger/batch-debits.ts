@@ -1,13 +1,13 @@
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Filter, type UpdateFilter } from 'mongodb';
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Db, type Filter, type UpdateFilter } from 'mongodb';
 import { chunks } from '../chunks';
 import type { AccountDoc } from '../domain/types';
 import { isDuplicateKeyError } from '../mongo';
+import { importBatchesOf } from './batches';
 import { markerOf, opIds, type LedgerEntryDoc, type LedgerMarker } from './model';
 import type { LedgerStore } from './store';
 
 /** Rounds of conflicts (the account's balance changed between read and write) before the batch fails and is retried. */
 const MAX_ROUNDS = 50;
-const IN_CHUNK = 200;
 
 /** Where one account stands with one batch debit. */
 export interface BatchDebitStateOf {
@@ -34,7 +34,7 @@ export function debitStateOf(account: Pick<AccountDoc, 'ledger_rev' | 'import_ma
  */
 export async function readBatchDebits(store: LedgerStore, batchId: string, tags: string[]): Promise<Map<string, BatchDebitStateOf>> {
   const docs = await Promise.all(
-    chunks(tags, IN_CHUNK).map((part) => store.accounts.find({ account_tag: { $in: part } }, { projection: BATCH_DEBIT_PROJECTION }).toArray()),
+    chunks(tags).map((part) => store.accounts.find({ account_tag: { $in: part } }, { projection: BATCH_DEBIT_PROJECTION }).toArray()),
   );
   const settled = await existingEntries(store, tags.map((tag) => opIds.importDebit(batchId, tag)));
   const state = new Map<string, BatchDebitStateOf>();
@@ -46,7 +46,7 @@ export async function readBatchDebits(store: LedgerStore, batchId: string, tags:
 }
 
 async function existingEntries(store: LedgerStore, ids: string[]): Promise<Set<string>> {
-  const found = await Promise.all(chunks(ids, IN_CHUNK).map((part) => store.ledger.find({ _id: { $in: part } }, { projection: { _id: 1 } }).toArray()));
+  const found = await Promise.all(chunks(ids).map((part) => store.ledger.find({ _id: { $in: part } }, { projection: { _id: 1 } }).toArray()));
   return new Set(found.flat().map((e) => e._id));
 }
 
@@ -67,10 +67,13 @@ async function existingEntries(store: LedgerStore, ids: string[]): Promise<Set<s
  */
 export async function applyBatchDebits(
   store: LedgerStore,
+  db: Db,
   batchId: string,
   debits: ReadonlyMap<string, bigint>,
   initial: ReadonlyMap<string, BatchDebitStateOf>,
-): Promise<void> {
+  lap: (phase: string) => void = () => {},
+): Promise<{ conflicts: number }> {
+  let conflicts = 0;
   let state: ReadonlyMap<string, BatchDebitStateOf> = initial;
   const ours = new Map<string, LedgerMarker>();
   let pending = [...debits.keys()];
@@ -84,10 +87,11 @@ export async function applyBatchDebits(
     if (pending.length === 0) break;
     if (round >= MAX_ROUNDS) throw new Error(`debits of ${batchId}: balances kept changing for ${MAX_ROUNDS} rounds`);
     // The markers these debits will overwrite: settled first.
-    await settleEntries(store, pending.flatMap((tag) => {
+    await settleImportSlots(store, db, pending.flatMap((tag) => {
       const slot = state.get(tag)!.slot;
       return slot ? [{ tag, marker: slot }] : [];
-    }), true);
+    }));
+    lap('debit_settle_previous');
     const markers = new Map(pending.map((tag) => [tag, markerFor(batchId, tag, debits.get(tag)!)]));
     const ops: AnyBulkWriteOperation<AccountDoc>[] = pending.map((tag) => ({
       updateOne: {
@@ -100,13 +104,34 @@ export async function applyBatchDebits(
       },
     }));
     const result = await store.accounts.bulkWrite(ops, { ordered: false });
+    lap('debit_update');
+    conflicts += ops.length - result.modifiedCount;
     if (result.modifiedCount === ops.length) {
       for (const [tag, marker] of markers) ours.set(tag, marker);
       break;
     }
+    lap('debit_conflicts');
     state = await readBatchDebits(store, batchId, pending);
+    lap('debit_reread');
   }
   await settleEntries(store, [...ours].map(([tag, marker]) => ({ tag, marker })), false);
+  lap('debit_ledger_entries');
+  return { conflicts };
+}
+
+/**
+ * Settles import slot markers (those a debit is about to overwrite, or stale ones for the recovery
+ * sweep); returns how many ledger entries it had to write. Almost always a marker's batch wrote its
+ * entries itself and said so on its document (`debits_settled`: one read for the few hundred batches
+ * the slots name, instead of a look-up per account); only the markers of other batches (one that
+ * crashed between its debits and its entries, or whose document is gone) are looked up and written.
+ */
+export async function settleImportSlots(store: LedgerStore, db: Db, markers: Array<{ tag: string; marker: LedgerMarker }>): Promise<number> {
+  const batches = [...new Set(markers.flatMap((m) => (m.marker.ref ? [m.marker.ref] : [])))];
+  // By `_id` alone, which every server answers from its index; the flag is read, not matched.
+  const read = await Promise.all(chunks(batches).map((part) => importBatchesOf(db).find({ _id: { $in: part } }, { projection: { _id: 1, debits_settled: 1 } }).toArray()));
+  const done = new Set(read.flat().flatMap((b) => (b.debits_settled ? [b._id] : [])));
+  return settleEntries(store, markers.filter((m) => !m.marker.ref || !done.has(m.marker.ref)), true);
 }
 
 function markerFor(batchId: string, tag: string, total: bigint): LedgerMarker {
@@ -117,8 +142,8 @@ function markerFor(batchId: string, tag: string, total: bigint): LedgerMarker {
  * Writes the ledger entries of these markers (a duplicate means it was written already). `lookFirst`:
  * most are expected to exist (markers about to be overwritten), so they are looked up before writing.
  */
-async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; marker: LedgerMarker }>, lookFirst: boolean): Promise<void> {
-  if (markers.length === 0) return;
+async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; marker: LedgerMarker }>, lookFirst: boolean): Promise<number> {
+  if (markers.length === 0) return 0;
   const existing = lookFirst ? await existingEntries(store, markers.map((m) => m.marker.op)) : new Set<string>();
   const entries: LedgerEntryDoc[] = markers
     .filter((m) => !existing.has(m.marker.op))
@@ -131,12 +156,14 @@ async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; m
       ref: marker.ref,
       at: marker.at,
     }));
-  if (entries.length === 0) return;
+  if (entries.length === 0) return 0;
   try {
     await store.ledger.insertMany(entries, { ordered: false });
+    return entries.length;
   } catch (err) {
     const errors = err instanceof MongoBulkWriteError ? (Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors]) : [];
     if (errors.length === 0 || errors.some((e) => !isDuplicateKeyError({ code: e.code }))) throw err;
+    return entries.length - errors.length;
   }
 }
 

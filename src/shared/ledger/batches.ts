@@ -62,6 +62,8 @@ export interface ImportBatchDoc {
   /** Creation time of the job that finished it: a retry of that job is not a rerun. */
   job_timestamp?: number;
   result?: ImportBatchResult;
+  /** Every debit of the batch has its ledger entry (set with the result by a batch that wrote them). */
+  debits_settled?: boolean;
   finished_at?: Date;
 }
 
@@ -109,11 +111,12 @@ export async function claimBatch(db: Db, batchId: string, importId: string, batc
 }
 
 /**
- * Stores a batch's result (on the claim every execution made first), after all its debits: from here
- * on its records count as charged. Every execution computes the same result.
+ * Stores a batch's result (on the claim every execution made first), after all its debits and their
+ * ledger entries (`debits_settled`: the next debit of its accounts need not look its entries up): from
+ * here on its records count as charged. Every execution computes the same result.
  */
 export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: number, result: ImportBatchResult): Promise<void> {
-  await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date() } });
+  await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date(), debits_settled: true } });
 }
 
 /** An agent batch is decided 'done': its answer stands. */

@@ -8,7 +8,6 @@ export type BatchAccount = Pick<
   'account_tag' | 'active' | 'pricelist_tags' | 'carrier_tags' | 'carrier_tags_override' | 'linked_accounts' | 'ledger_rev' | 'import_marker'
 >;
 
-const IN_CHUNK = 200;
 
 /**
  * Reads accounts by their unique tag with `$in` (one query per 200 tags, run in parallel), then their
@@ -21,7 +20,7 @@ export async function loadAccounts(accounts: Collections['accounts'], tags: Iter
   while (wanted.length > 0) {
     for (const t of wanted) asked.add(t);
     const batches = await Promise.all(
-      chunks(wanted, IN_CHUNK).map((part) =>
+      chunks(wanted).map((part) =>
         accounts
           .find(
             { account_tag: { $in: part } },

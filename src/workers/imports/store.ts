@@ -3,7 +3,6 @@ import type { Collections } from '../../shared/mongo';
 import { chunks } from '../../shared/chunks';
 import type { ImportRecordDoc } from './plan';
 
-const IN_CHUNK = 200;
 
 /**
  * Inserts records with one unordered insertMany. Returns the positions refused as duplicates (the
@@ -28,7 +27,7 @@ export async function insertRecords(transactions: Collections['transactions'], d
 /** Which of these `_id`s exist (records of this batch written by an earlier execution), with their fees as stored. */
 export async function existingFees(transactions: Collections['transactions'], ids: string[]): Promise<Map<string, bigint>> {
   const found = await Promise.all(
-    chunks(ids, IN_CHUNK).map((part) => transactions.find({ _id: { $in: part } }, { projection: { _id: 1, fee: 1 } }).toArray()),
+    chunks(ids).map((part) => transactions.find({ _id: { $in: part } }, { projection: { _id: 1, fee: 1 } }).toArray()),
   );
   return new Map(found.flat().map((doc) => [doc._id, doc.fee]));
 }

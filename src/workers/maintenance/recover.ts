@@ -1,6 +1,6 @@
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { chunks } from '../../shared/chunks';
-import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportMarker } from '../../shared/ledger';
+import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportSlots } from '../../shared/ledger';
 import { undoAgentBatch } from '../imports/undo';
 import { abandonUnlessDecided, covers, type OperationRef, type OutcomeDoc, type RollbackTarget } from '../../shared/outcomes';
 import { removeEntry } from '../transactions/entries';
@@ -59,7 +59,7 @@ export async function recoverInterrupted(deps: TransactionDeps, now: Date = new 
 }
 
 async function settleMarkers(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
-  const { accounts, ledger } = deps.ctx.mongo.collections;
+  const { accounts } = deps.ctx.mongo.collections;
   const cursor = accounts.find({ 'ledger_pending.0': { $exists: true } }, { projection: { _id: 0, account_tag: 1, ledger_pending: 1 } });
   for await (const account of cursor) {
     for (const marker of account.ledger_pending ?? []) {
@@ -73,19 +73,14 @@ async function settleMarkers(deps: TransactionDeps, cutoff: number, result: Reco
   // Import batch debits keep their marker in one slot, settled by the next debit or here.
   const slots = await accounts.find({ import_marker: { $ne: null } }, { projection: { _id: 0, account_tag: 1, import_marker: 1 } }).toArray();
   const stale = slots.filter((a) => a.import_marker && a.import_marker.at.getTime() <= cutoff);
-  for (const part of chunks(stale, 200)) {
-    const settled = new Set((await ledger.find({ _id: { $in: part.map((a) => a.import_marker!.op) } }, { projection: { _id: 1 } }).toArray()).map((e) => e._id));
-    for (const account of part) {
-      if (!settled.has(account.import_marker!.op) && (await settleImportMarker(deps.ctx.mongo.collections, account.account_tag, account.import_marker!))) result.markersSettled += 1;
-    }
-  }
+  result.markersSettled += await settleImportSlots(deps.ctx.mongo.collections, deps.ctx.mongo.db, stale.map((a) => ({ tag: a.account_tag, marker: a.import_marker! })));
 }
 
 /** The outcomes of these jobs, by id, in chunks. */
 async function outcomesOf(deps: TransactionDeps, jobIds: string[]): Promise<Map<string, OutcomeDoc>> {
   const found = new Map<string, OutcomeDoc>();
-  for (let i = 0; i < jobIds.length; i += 200) {
-    const docs = await deps.ctx.mongo.collections.outcomes.find({ _id: { $in: jobIds.slice(i, i + 200) } }).toArray();
+  for (const part of chunks(jobIds)) {
+    const docs = await deps.ctx.mongo.collections.outcomes.find({ _id: { $in: part } }).toArray();
     for (const doc of docs) found.set(doc._id, doc);
   }
   return found;

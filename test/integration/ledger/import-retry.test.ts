@@ -1,5 +1,5 @@
 import { auditLedger } from '../../../src/shared/ledger/audit';
-import { batchDebitState, claimBatch, importBatchId, opIds } from '../../../src/shared/ledger';
+import { batchDebitState, claimBatch, importBatchesOf, importBatchId, opIds } from '../../../src/shared/ledger';
 import { decideAbandoned } from '../../../src/shared/outcomes';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
 import type { ImportLine } from '../../../src/shared/queues/payloads';
@@ -98,6 +98,8 @@ describe('import batch retried after a crash', () => {
     const op = opIds.importDebit(importBatchId('slot-1', 0), 'a');
     expect((await ctx.mongo.collections.accounts.findOne({ account_tag: 'a' }))!.import_marker).toMatchObject({ op, amount: -4n });
     await ctx.mongo.collections.ledger.deleteOne({ _id: op });
+    // Such a batch never got to say its entries were written.
+    await importBatchesOf(ctx.mongo.db).updateOne({ _id: importBatchId('slot-1', 0) }, { $unset: { debits_settled: '' } });
     expect(await auditLedger(ctx.mongo.collections)).toMatchObject({ pending_markers: 1, differences: [] });
     // The next batch on the account settles it before putting its own marker in the slot.
     await processImportBatch(deps, { import_id: 'slot-2', batch: 0, lines: [line(0, 's2', 'a', 6)], deadline: null }, 5);
