@@ -14,59 +14,54 @@ import type {
 } from '../shared/queues/payloads';
 import { decideAbandonedWithin } from '../shared/outcomes';
 import { parseDateTime } from '../shared/validation/datetime';
-
-/** Longest tag, address or number we accept; longer input is a client bug, not a call. */
-const MAX_TEXT = 256;
-const MAX_TAGS = 50;
+import { address, number, tag, tagList, type Parse } from '../shared/validation/text';
 
 export type Input = Record<string, unknown>;
 
-function text(input: Input, field: string, required: true): string;
-function text(input: Input, field: string, required: boolean): string | null;
-function text(input: Input, field: string, required: boolean): string | null {
-  const value = input[field];
-  if (value === undefined || value === null) {
-    if (required) throw badInput(field, 'is required');
+/**
+ * One agent field checked by its kind (src/shared/validation/text.ts, the same rules as the API's).
+ * Absent is undefined or null, and for an optional field also '' (SIP proxies send an unset variable
+ * as an empty string); anything else must pass the kind's rule.
+ */
+function field<T>(input: Input, name: string, parse: Parse<T>, required: true): T;
+function field<T>(input: Input, name: string, parse: Parse<T>, required: boolean): T | null;
+function field<T>(input: Input, name: string, parse: Parse<T>, required: boolean): T | null {
+  const value = input[name];
+  if (value === undefined || value === null || (value === '' && !required)) {
+    if (required) throw badInput(name, 'is required');
     return null;
   }
-  if (typeof value !== 'string') throw badInput(field, 'must be a string');
-  if (value.trim() === '') {
-    if (required) throw badInput(field, 'must not be empty');
-    return null;
-  }
-  if (value.length > MAX_TEXT) throw badInput(field, `must be at most ${MAX_TEXT} characters`);
-  return value;
+  return parse(name, value);
 }
 
-function timestamp(input: Input, field: string, fallback: Date | null): Date {
-  const raw = text(input, field, fallback === null);
+/** Longer than any datetime: refused before parsing. */
+const MAX_TIMESTAMP = 64;
+
+const timestampText: Parse<string> = (name, value) => {
+  if (typeof value !== 'string') throw badInput(name, 'must be a string');
+  if (value.length > MAX_TIMESTAMP) throw badInput(name, `must be at most ${MAX_TIMESTAMP} characters`);
+  return value;
+};
+
+function timestamp(input: Input, name: string, fallback: Date | null): Date {
+  const raw = field(input, name, timestampText, fallback === null);
   if (raw === null) return fallback!;
   const parsed = parseDateTime(raw);
-  if (!parsed) throw badInput(field, 'must be a datetime like 2026-01-31T12:00:00 or 2026-01-31T12:00:00Z');
+  if (!parsed) throw badInput(name, 'must be a datetime like 2026-01-31T12:00:00 or 2026-01-31T12:00:00Z');
   return parsed;
-}
-
-function tagList(input: Input, field: string): string[] | null {
-  const value = input[field];
-  if (value === undefined || value === null) return null;
-  if (!Array.isArray(value) || value.some((t) => typeof t !== 'string' || t.length > MAX_TEXT)) {
-    throw badInput(field, `must be a list of strings of at most ${MAX_TEXT} characters`);
-  }
-  if (value.length > MAX_TAGS) throw badInput(field, `must hold at most ${MAX_TAGS} tags`);
-  return value as string[];
 }
 
 /** Field checks shared by begin and record (both describe a call). */
 function callFields(input: Input) {
   return {
-    transaction_tag: text(input, 'transaction_tag', true),
-    account_tag: text(input, 'account_tag', true),
-    source: text(input, 'source', true),
-    destination: text(input, 'destination', true),
-    source_ip: text(input, 'source_ip', false),
-    carrier_ip: text(input, 'carrier_ip', false),
-    tags: tagList(input, 'tags'),
-    destination_account_tag: text(input, 'destination_account_tag', false),
+    transaction_tag: field(input, 'transaction_tag', tag, true),
+    account_tag: field(input, 'account_tag', tag, true),
+    source: field(input, 'source', number, true),
+    destination: field(input, 'destination', number, true),
+    source_ip: field(input, 'source_ip', address, false),
+    carrier_ip: field(input, 'carrier_ip', address, false),
+    tags: field(input, 'tags', tagList, false),
+    destination_account_tag: field(input, 'destination_account_tag', tag, false),
   };
 }
 
@@ -85,8 +80,8 @@ export const validate = {
   end(input: Input, now: Date, deadline: number): EndJob {
     return {
       op: 'end',
-      transaction_tag: text(input, 'transaction_tag', true),
-      account_tag: text(input, 'account_tag', true),
+      transaction_tag: field(input, 'transaction_tag', tag, true),
+      account_tag: field(input, 'account_tag', tag, true),
       timestamp_end: timestamp(input, 'timestamp_end', now).toISOString(),
       deadline,
     };
@@ -107,19 +102,19 @@ export const validate = {
   rollback(input: Input, _now: Date, deadline: number): RollbackJob {
     return {
       op: 'rollback',
-      transaction_tag: text(input, 'transaction_tag', true),
-      account_tag: text(input, 'account_tag', true),
+      transaction_tag: field(input, 'transaction_tag', tag, true),
+      account_tag: field(input, 'account_tag', tag, true),
       deadline,
     };
   },
   authorization(input: Input, _now: Date, deadline: number): AuthorizationJob {
     return {
       op: 'authorization',
-      transaction_tag: text(input, 'transaction_tag', false),
-      account_tag: text(input, 'account_tag', true),
-      destination_account_tag: text(input, 'destination_account_tag', false),
-      source: text(input, 'source', false),
-      destination: text(input, 'destination', true),
+      transaction_tag: field(input, 'transaction_tag', tag, false),
+      account_tag: field(input, 'account_tag', tag, true),
+      destination_account_tag: field(input, 'destination_account_tag', tag, false),
+      source: field(input, 'source', number, false),
+      destination: field(input, 'destination', number, true),
       deadline,
     };
   },

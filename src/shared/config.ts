@@ -43,6 +43,12 @@ export interface Config {
   rateLimitMax: number;
   rateLimitWindowMs: number;
   graphqlMaxDepth: number;
+  /** Most fields one GraphQL operation may select, fragments expanded (src/shared/graphql/limits.ts). */
+  graphqlMaxFields: number;
+  /** Budget of one GraphQL operation: fields, each list field's selection times its page size. */
+  graphqlMaxCost: number;
+  /** Server-side time limit (maxTimeMS) of the management API's list and count queries. */
+  mongoMaxTimeMs: number;
   bodyLimitBytes: number;
 
   /** Unset: that alert channel is skipped. */
@@ -166,6 +172,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitMax: r.int('RATE_LIMIT_MAX', 60000, 0, 100_000_000),
     rateLimitWindowMs: r.int('RATE_LIMIT_WINDOW_MS', 60000, 100, 86_400_000),
     graphqlMaxDepth: r.int('GRAPHQL_MAX_DEPTH', 12, 2, 100),
+    graphqlMaxFields: r.int('GRAPHQL_MAX_FIELDS', 500, 10, 100_000),
+    graphqlMaxCost: r.int('GRAPHQL_MAX_COST', 200_000, 100, 1_000_000_000),
+    mongoMaxTimeMs: r.int('MONGO_MAX_TIME_MS', 10_000, 100, 600_000),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     smtpUrl: r.url('SMTP_URL', ['smtp:', 'smtps:']),
     alertEmailFrom: r.string('ALERT_EMAIL_FROM', 'Call rating <rating-alerts@localhost>'),

@@ -5,7 +5,7 @@ import type { Config } from '../../shared/config';
 import { badInput } from '../../shared/errors';
 import type { AccountDoc, AccountType } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
-import { countMatching, exists, findPage, insertNew, type ListWindow } from './documents';
+import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, matchValue } from './query';
 import type { References } from './references';
@@ -68,6 +68,7 @@ export class AccountStore {
     private readonly collections: Collections,
     private readonly references: References,
     private readonly config: Pick<Config, 'longCallSeconds'>,
+    private readonly reads: ReadLimits,
   ) {}
 
   private query(filter: AccountFilter): Filter<AccountDoc> {
@@ -88,11 +89,11 @@ export class AccountStore {
   }
 
   list(filter: AccountFilter, window: ListWindow): Promise<AccountDoc[]> {
-    return findPage(this.collections.accounts, this.query(filter), window);
+    return findPage(this.collections.accounts, this.query(filter), window, this.reads);
   }
 
   count(filter: AccountFilter): Promise<number> {
-    return countMatching(this.collections.accounts, this.query(filter));
+    return countMatching(this.collections.accounts, this.query(filter), this.reads);
   }
 
   /**

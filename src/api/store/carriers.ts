@@ -1,6 +1,7 @@
 import type { Filter } from 'mongodb';
 import type { CarrierDoc, CarrierProtocol } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
+import type { ReadLimits } from './documents';
 import { allOf, idConditions, matchAny, matchValue } from './query';
 import type { RatingDataChanges } from './rating-data-changes';
 import type { References } from './references';
@@ -28,7 +29,7 @@ export function carrierQuery(filter: CarrierFilter): Filter<CarrierDoc> {
 export type CarrierStore = TaggedStore<CarrierDoc, CarrierFilter>;
 
 /** Carriers; renaming or deleting one that rates or accounts still name is refused. */
-export function carrierStore(collections: Collections, references: References, ratingData: RatingDataChanges): CarrierStore {
+export function carrierStore(collections: Collections, references: References, ratingData: RatingDataChanges, reads: ReadLimits): CarrierStore {
   return new TaggedStore({
     collection: collections.carriers,
     what: 'carrier',
@@ -36,5 +37,6 @@ export function carrierStore(collections: Collections, references: References, r
     query: carrierQuery,
     refuseInUse: (tag, change) => references.refuseCarrierInUse('carrier_tag', tag, change),
     afterWrite: () => ratingData.announce(),
+    reads,
   });
 }

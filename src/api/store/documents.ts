@@ -11,17 +11,26 @@ export interface ListWindow {
   sort: Array<[string, SortDirection]>;
 }
 
+/**
+ * Options of list and count queries: a filter without an index (or a huge skip) must not hold the
+ * store, so the server stops such a query after MONGO_MAX_TIME_MS (the client gets INTERNAL_ERROR).
+ */
+export interface ReadLimits {
+  maxTimeMS: number;
+}
+
 /** One page of the records matching `query`. */
 export function findPage<T extends Document>(
   collection: Collection<T>,
   query: Filter<T>,
   window: ListWindow,
+  limits: ReadLimits,
 ): Promise<Array<WithId<T>>> {
-  return collection.find(query).sort(window.sort).skip(window.skip).limit(window.limit).toArray();
+  return collection.find(query, { maxTimeMS: limits.maxTimeMS }).sort(window.sort).skip(window.skip).limit(window.limit).toArray();
 }
 
-export function countMatching<T extends Document>(collection: Collection<T>, query: Filter<T>): Promise<number> {
-  return collection.countDocuments(query);
+export function countMatching<T extends Document>(collection: Collection<T>, query: Filter<T>, limits: ReadLimits): Promise<number> {
+  return collection.countDocuments(query, { maxTimeMS: limits.maxTimeMS });
 }
 
 /** Inserts a new record; a clash with a unique index is DUPLICATE. */

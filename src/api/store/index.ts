@@ -21,11 +21,12 @@ export function createApiStores(ctx: AppContext, ratingDataCache: RatingDataCach
   const collections = ctx.mongo.collections;
   const references = new References(collections);
   const ratingData = new RatingDataChanges(ctx, ratingDataCache);
+  const reads = { maxTimeMS: ctx.config.mongoMaxTimeMs };
   return {
-    carriers: carrierStore(collections, references, ratingData),
-    pricelists: pricelistStore(collections, references, ratingData),
-    rates: new RateStore(collections, ratingData),
-    accounts: new AccountStore(collections, references, ctx.config),
-    transactions: new TransactionStore(collections, references),
+    carriers: carrierStore(collections, references, ratingData, reads),
+    pricelists: pricelistStore(collections, references, ratingData, reads),
+    rates: new RateStore(collections, ratingData, reads),
+    accounts: new AccountStore(collections, references, ctx.config, reads),
+    transactions: new TransactionStore(collections, references, reads),
   };
 }

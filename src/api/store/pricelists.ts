@@ -1,6 +1,7 @@
 import type { Filter } from 'mongodb';
 import type { PricelistCurrency, PricelistDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
+import type { ReadLimits } from './documents';
 import { allOf, idConditions, matchAny, matchValue } from './query';
 import type { RatingDataChanges } from './rating-data-changes';
 import type { References } from './references';
@@ -24,7 +25,7 @@ export function pricelistQuery(filter: PricelistFilter): Filter<PricelistDoc> {
 export type PricelistStore = TaggedStore<PricelistDoc, PricelistFilter>;
 
 /** Pricelists; renaming or deleting one that rates or accounts still name is refused. */
-export function pricelistStore(collections: Collections, references: References, ratingData: RatingDataChanges): PricelistStore {
+export function pricelistStore(collections: Collections, references: References, ratingData: RatingDataChanges, reads: ReadLimits): PricelistStore {
   return new TaggedStore({
     collection: collections.pricelists,
     what: 'pricelist',
@@ -32,5 +33,6 @@ export function pricelistStore(collections: Collections, references: References,
     query: pricelistQuery,
     refuseInUse: (tag, change) => references.refusePricelistInUse('pricelist_tag', tag, change),
     afterWrite: () => ratingData.announce(),
+    reads,
   });
 }

@@ -2,7 +2,7 @@ import type { Collection, Filter } from 'mongodb';
 import { badInput } from '../../shared/errors';
 import type { PricelistRateDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
-import { countMatching, exists, findPage, insertNew, type ListWindow } from './documents';
+import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, oneOrMany } from './query';
 import type { RatingDataChanges } from './rating-data-changes';
@@ -49,6 +49,7 @@ export class RateStore {
   constructor(
     private readonly collections: Collections,
     private readonly ratingData: RatingDataChanges,
+    private readonly reads: ReadLimits,
   ) {}
 
   /** The pricelists or carriers collection, seen generically: both are `_id` plus a unique tag. */
@@ -112,11 +113,11 @@ export class RateStore {
   }
 
   async list(filter: RateFilter, window: ListWindow): Promise<PricelistRateDoc[]> {
-    return findPage(this.collections.rates, await this.query(filter), window);
+    return findPage(this.collections.rates, await this.query(filter), window, this.reads);
   }
 
   async count(filter: RateFilter): Promise<number> {
-    return countMatching(this.collections.rates, await this.query(filter));
+    return countMatching(this.collections.rates, await this.query(filter), this.reads);
   }
 
   async create(draft: RateDraft): Promise<PricelistRateDoc> {

@@ -1,5 +1,5 @@
 import type { Collection, Document, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb';
-import { countMatching, findPage, insertNew, type ListWindow } from './documents';
+import { countMatching, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { notFound, rethrowDuplicate } from './errors';
 import { allOf, matchValue } from './query';
 
@@ -22,6 +22,7 @@ export interface TaggedStoreOptions<Doc extends TaggedDoc, F> {
   refuseInUse: (tag: string, change: 'rename' | 'delete') => Promise<void>;
   /** Runs after every committed write. */
   afterWrite: () => Promise<void>;
+  reads: ReadLimits;
 }
 
 /**
@@ -41,11 +42,11 @@ export class TaggedStore<Doc extends TaggedDoc, F> {
   }
 
   async list(filter: F, window: ListWindow): Promise<Doc[]> {
-    return (await findPage(this.options.collection, this.options.query(filter), window)) as Doc[];
+    return (await findPage(this.options.collection, this.options.query(filter), window, this.options.reads)) as Doc[];
   }
 
   count(filter: F): Promise<number> {
-    return countMatching(this.options.collection, this.options.query(filter));
+    return countMatching(this.options.collection, this.options.query(filter), this.options.reads);
   }
 
   async create(doc: Doc): Promise<Doc> {

@@ -1,7 +1,7 @@
 import type { Filter } from 'mongodb';
 import type { TransactionDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
-import { countMatching, findPage, insertNew, type ListWindow } from './documents';
+import { countMatching, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, matchValue, rangeConditions } from './query';
 import type { References } from './references';
@@ -53,6 +53,7 @@ export class TransactionStore {
   constructor(
     private readonly collections: Collections,
     private readonly references: References,
+    private readonly reads: ReadLimits,
   ) {}
 
   async find(key: TransactionKey): Promise<TransactionDoc | null> {
@@ -64,11 +65,11 @@ export class TransactionStore {
   }
 
   list(filter: TransactionFilter, window: ListWindow): Promise<TransactionDoc[]> {
-    return findPage(this.collections.transactions, transactionQuery(filter), window);
+    return findPage(this.collections.transactions, transactionQuery(filter), window, this.reads);
   }
 
   count(filter: TransactionFilter): Promise<number> {
-    return countMatching(this.collections.transactions, transactionQuery(filter));
+    return countMatching(this.collections.transactions, transactionQuery(filter), this.reads);
   }
 
   /** A record written through the API is the account's own call (it is its own caller). */

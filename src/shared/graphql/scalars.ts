@@ -35,7 +35,8 @@ function toInt64(value: unknown): bigint {
   let result: bigint;
   if (typeof value === 'bigint') result = value;
   else if (typeof value === 'number' && Number.isSafeInteger(value)) result = BigInt(value);
-  else if (typeof value === 'string' && INTEGER_TEXT.test(value.trim())) result = BigInt(value.trim());
+  // Not trimmed: " 1" is refused like any padded value (src/shared/validation/text.ts).
+  else if (typeof value === 'string' && INTEGER_TEXT.test(value)) result = BigInt(value);
   else throw invalid(`must be an integer (a JSON number or a decimal string), got ${JSON.stringify(String(value))}`);
   if (result < INT64_MIN || result > INT64_MAX) throw invalid('must fit in a signed 64-bit integer');
   return result;

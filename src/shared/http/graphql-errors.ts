@@ -11,6 +11,10 @@ import { ErrorCodes, ServiceError } from '../errors';
  * - A value refused by a scalar (BigInt, DateTime) is BAD_USER_INPUT naming the argument.
  * - Syntax errors are GRAPHQL_PARSE_FAILED, other schema validation errors GRAPHQL_VALIDATION_FAILED;
  *   these are request errors and answer HTTP 400.
+ * - A variable value graphql-js refuses (wrong type, required one missing or null) is BAD_USER_INPUT
+ *   naming the variable's input field, HTTP 400.
+ * - Other errors graphql-js raises before running anything (unknown operationName, two unnamed
+ *   operations, a subscription) are BAD_REQUEST, HTTP 400: the client's fault, never a 500.
  * - Anything else is INTERNAL_ERROR with a generic message; the real error goes to the log only.
  */
 
@@ -101,6 +105,17 @@ export function inputFieldOf(error: GraphQLError): string | undefined {
   return NAME_BEFORE_VALUE.exec(body.slice(0, position))?.[1];
 }
 
+/** graphql-js' refusals of a variable's value (coercion), as opposed to the document's variable definitions. */
+const VARIABLE_VALUE_ERROR = /^Variable "\$([^"]+)" (?:got invalid value|of required type "[^"]*" was not provided|of non-null type "[^"]*" must not be null)/;
+
+/** graphql-js' errors about which operation to run: the request's fault, whether or not variables came with it. */
+const OPERATION_ERROR = /^(?:Unknown operation named|Must provide operation name|Must provide an operation|Schema is not configured to execute)/;
+
+/** Fastify's JSON-schema check of the body or query string ("body must be object"): the HTTP request, not the document. */
+function isRequestShapeError(error: GraphQLError): boolean {
+  return typeof (error.originalError as { validationContext?: unknown } | undefined)?.validationContext === 'string';
+}
+
 interface Formatted {
   formatted: GraphQLFormattedError;
   /** HTTP status this error asks for when the request never reached execution. */
@@ -116,7 +131,7 @@ function shape(error: GraphQLError, message: string, extensions: Record<string, 
   };
 }
 
-function formatOne({ error, wrapper }: Reported, log: Logger): Formatted {
+function formatOne({ error, wrapper }: Reported, executed: boolean, log: Logger): Formatted {
   const service = serviceErrorOf(error);
   const beforeExecution = error.path === undefined;
   if (service) {
@@ -132,12 +147,20 @@ function formatOne({ error, wrapper }: Reported, log: Logger): Formatted {
     const status = beforeExecution ? (wrapper?.statusCode ?? STATUS_OF_CODE[service.code] ?? 400) : null;
     return { formatted: shape(error, message, extensions), requestStatus: status };
   }
-  if (wrapper) {
-    const status = wrapper.statusCode ?? 400;
+  const variable = beforeExecution ? VARIABLE_VALUE_ERROR.exec(error.message) : null;
+  if (variable && (wrapper || !executed)) {
+    const extensions = { code: ErrorCodes.BAD_USER_INPUT, field: inputFieldOf(error) ?? variable[1] };
+    return { formatted: shape(error, error.message, extensions), requestStatus: 400 };
+  }
+  // graphql-js reports a request it cannot start (no such operation, a subscription) as a result with
+  // errors and no data; such an error has neither a path nor an underlying exception.
+  const requestError = beforeExecution && !executed && !error.originalError;
+  if (wrapper || requestError) {
+    const status = wrapper?.statusCode ?? 400;
     if (status < 500) {
       const code = error.message.startsWith('Syntax Error')
         ? RequestErrorCodes.GRAPHQL_PARSE_FAILED
-        : wrapper.code === 'MER_ERR_GQL_VALIDATION'
+        : wrapper?.code === 'MER_ERR_GQL_VALIDATION' && !OPERATION_ERROR.test(error.message) && !isRequestShapeError(error)
           ? RequestErrorCodes.GRAPHQL_VALIDATION_FAILED
           : (CODE_OF_STATUS[status] ?? RequestErrorCodes.BAD_REQUEST);
       return { formatted: shape(error, error.message, { code }), requestStatus: status };
@@ -159,8 +182,8 @@ export function formatGraphqlErrors(
   context: MercuriusContext,
 ): { statusCode: number; response: { data: ExecutionResult['data'] | null; errors: GraphQLFormattedError[] } } {
   const log: Logger = context.reply?.log ?? context.app.log;
-  const results = unwrap(execution.errors ?? []).map((reported) => formatOne(reported, log));
   const executed = execution.data !== undefined && execution.data !== null;
+  const results = unwrap(execution.errors ?? []).map((reported) => formatOne(reported, executed, log));
   const requestStatus = results.find((r) => r.requestStatus !== null)?.requestStatus ?? null;
   const statusCode = executed || requestStatus === null ? 200 : requestStatus;
   return { statusCode, response: { data: execution.data ?? null, errors: results.map((r) => r.formatted) } };

@@ -1,11 +1,12 @@
 /**
  * The spec's datetime: `YYYY-MM-DDTHH:MM:SS`, optionally with fractional seconds and a trailing `Z`.
- * Without a zone it is UTC. Anything else (other offsets, impossible dates) is refused.
+ * Without a zone it is UTC. Anything else (other offsets, impossible dates, surrounding whitespace
+ * or a BOM: not trimmed, as no text field is, src/shared/validation/text.ts) is refused.
  */
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,3})?Z?$/;
 
 export function parseDateTime(value: string): Date | null {
-  const m = DATETIME.exec(value.trim());
+  const m = DATETIME.exec(value);
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac] = m;
   const ms = frac ? Number(frac.slice(1).padEnd(3, '0')) : 0;

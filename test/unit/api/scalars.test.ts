@@ -23,7 +23,7 @@ describe('BigInt scalar', () => {
     expect(BigIntScalar.parseLiteral({ kind: Kind.STRING, value: '12' })).toBe(12n);
   });
 
-  it.each([1.5, '1.5', '', 'abc', '9223372036854775808', true, null])('refuses %p with BAD_USER_INPUT', (value) => {
+  it.each([1.5, '1.5', '', 'abc', '9223372036854775808', true, null, ' 1', '1 ', '\ufeff1', '1\n'])('refuses %p with BAD_USER_INPUT', (value) => {
     expect(() => BigIntScalar.parseValue(value)).toThrow(ServiceError);
   });
 
@@ -40,7 +40,7 @@ describe('DateTime scalar', () => {
     expect(DateTimeScalar.parseLiteral({ kind: Kind.STRING, value: '2024-02-29T23:59:59' })).toEqual(new Date(Date.UTC(2024, 1, 29, 23, 59, 59)));
   });
 
-  it.each(['2024-03-01', '2024-03-01 10:00:00', '2023-02-29T00:00:00', '2024-13-01T00:00:00', '2024-03-01T24:00:00', '2024-03-01T10:00:00+02:00', 'now'])(
+  it.each(['2024-03-01', '2024-03-01 10:00:00', '2023-02-29T00:00:00', '2024-13-01T00:00:00', '2024-03-01T24:00:00', '2024-03-01T10:00:00+02:00', 'now', ' 2024-03-01T10:00:00', '2024-03-01T10:00:00Z\n', '\ufeff2024-03-01T10:00:00', '2024-03-01T10:00:00\t'])(
     'refuses %p with BAD_USER_INPUT',
     (value) => {
       expect(() => DateTimeScalar.parseValue(value)).toThrow(ServiceError);

@@ -1,11 +1,11 @@
 import { ServiceError } from '../../../src/shared/errors';
 import {
-  destination,
   email,
   host,
+  mobile,
   nonNegativeBigInt,
   nonNegativeInt,
-  phone,
+  number,
   port,
   prefix,
   tag,
@@ -52,9 +52,9 @@ describe('field validators', () => {
     for (const bad of ['ops', 'ops@', '@example.com', 'ops@example', 'a b@example.com', 'ops@@example.com', `${'a'.repeat(250)}@example.com`]) expectRefused(email, bad);
   });
 
-  it('phone', () => {
-    for (const good of ['+44 20 7946 0958', '5551234', '(555) 123-4567', '+1.555.123.4567']) expect(phone('f', good)).toBe(good);
-    for (const bad of ['call me', '+', '12', '+44 20 7946 0958 ext', '--1']) expectRefused(phone, bad);
+  it('mobile', () => {
+    for (const good of ['+44 20 7946 0958', '5551234', '(555) 123-4567', '+1.555.123.4567']) expect(mobile('f', good)).toBe(good);
+    for (const bad of ['call me', '+', '12', '+44 20 7946 0958 ext', '--1']) expectRefused(mobile, bad);
   });
 
   it('host: hostname, IPv4 or IPv6', () => {
@@ -87,9 +87,9 @@ describe('field validators', () => {
     for (const bad of ['44 20', '\t', 'x'.repeat(65)]) expectRefused(prefix, bad);
   });
 
-  it('destination: non-empty, no whitespace', () => {
-    expect(destination('f', '442071234567')).toBe('442071234567');
-    for (const bad of ['', '44 20']) expectRefused(destination, bad);
+  it('number (destination): non-empty, no whitespace', () => {
+    expect(number('f', '442071234567')).toBe('442071234567');
+    for (const bad of ['', '44 20']) expectRefused(number, bad);
   });
 
   it('text: bounded length', () => {

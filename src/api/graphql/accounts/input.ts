@@ -4,7 +4,7 @@ import type { TaggedKey } from '../../store/tagged-store';
 import { lookupString, newId, readTaggedUpdate } from '../common/identify';
 import { isGiven, readCreate, type Args, type FieldRules } from '../common/input';
 import { sortableFields } from '../common/listing';
-import { bigInt, bool, email, nonNegativeInt, oneOf, phone, tag, tagList, text, type Parse } from '../common/validate';
+import { bigInt, bool, email, mobile, nonNegativeInt, oneOf, tag, tagList, text, type Parse } from '../common/validate';
 
 export const accountRules: FieldRules<Omit<AccountFields, '_id'>> = {
   account_tag: { parse: tag, required: true },
@@ -15,7 +15,7 @@ export const accountRules: FieldRules<Omit<AccountFields, '_id'>> = {
   max_concurrent_transactions: { parse: nonNegativeInt, nullable: true },
   name: { parse: text(), nullable: true },
   notification_email: { parse: email, nullable: true },
-  notification_mobile: { parse: phone, nullable: true },
+  notification_mobile: { parse: mobile, nullable: true },
   carrier_tags: { parse: tagList, nullable: true },
   carrier_tags_override: { parse: tagList, nullable: true },
   customer_tag: { parse: tag, nullable: true },

@@ -5,13 +5,13 @@ import type { ApiContext, ApiResolvers } from '../context';
 import { lookupString, readTaggedKey } from '../common/identify';
 import { optionalArg, requiredArg, type Args } from '../common/input';
 import { readListWindow, type ListArgs } from '../common/listing';
-import { bigInt, destination } from '../common/validate';
+import { bigInt, number } from '../common/validate';
 import { asRateDoc, routeNow } from '../routing/route';
 import { accountSortable, readAccountCreate, readAccountUpdate } from './input';
 
 /** Least-cost routing for a call by this account to the `destination` argument, if one is given. */
 async function routeForAccount(account: AccountDoc, args: Args, { ratingData }: ApiContext) {
-  const to = optionalArg(args, 'destination', destination);
+  const to = optionalArg(args, 'destination', number);
   if (to === undefined) return null;
   return routeNow(ratingData, {
     destination: to,

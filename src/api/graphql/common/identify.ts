@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { badInput } from '../../../shared/errors';
 import type { TaggedKey } from '../../store/tagged-store';
 import { optionalArg, readPatch, type Args, type FieldRules } from './input';
-import { uuid, type Parse } from './validate';
+import { lookup, uuid, type Parse } from './validate';
 
-/** Lookup values are not validated beyond their type: a malformed one simply names nothing. */
-export const lookupString: Parse<string> = (field, value) => {
-  if (typeof value !== 'string') throw badInput(field, 'must be a string');
-  return value;
-};
+/**
+ * Lookup values are checked only for being well-formed (shared `lookup` rule): otherwise a value
+ * that breaks a field's rules simply names nothing, and records stored before the rules stay reachable.
+ */
+export const lookupString: Parse<string> = lookup;
 
 /** The id of a new record: the one given (a UUID), else a fresh uuid4. */
 export function newId(args: Args): string {

@@ -4,7 +4,7 @@ import type { RateDraft, RateKey, RatePatch, TagRef } from '../../store/rates';
 import { lookupString, newId } from '../common/identify';
 import { optionalArg, readCreate, readPatch, type Args, type FieldRules } from '../common/input';
 import { sortableFields } from '../common/listing';
-import { dateTime, Limits, nonNegativeInt, prefix, tag, text, uuid } from '../common/validate';
+import { dateTime, nonNegativeInt, prefix, tag, text, TextLimits, uuid } from '../common/validate';
 
 type RateFields = Omit<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag'>;
 
@@ -17,7 +17,7 @@ export const rateRules: FieldRules<RateFields> = {
   // 1 is what a missing increment means to the fee formula (DESIGN.md section 3); stored explicitly.
   rate_increment: { parse: nonNegativeInt, fallback: () => 1 },
   interval_start: { parse: nonNegativeInt, fallback: () => 0 },
-  description: { parse: text(Limits.DESCRIPTION_LENGTH), nullable: true },
+  description: { parse: text(TextLimits.DESCRIPTION), nullable: true },
 };
 
 export const rateSortable = sortableFields([

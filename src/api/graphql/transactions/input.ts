@@ -5,16 +5,17 @@ import { lookupString, newId } from '../common/identify';
 import { optionalArg, readCreate, readPatch, type Args, type FieldRules } from '../common/input';
 import { sortableFields } from '../common/listing';
 import {
+  address,
   bool,
   dateTime,
-  destination,
-  Limits,
   nonNegativeBigInt,
   nonNegativeInt,
+  number,
   prefix,
   tag,
   tagList,
   text,
+  TextLimits,
   type Parse,
 } from '../common/validate';
 
@@ -26,7 +27,7 @@ const snapshotRules: FieldRules<RateSnapshot> = {
   rate: { parse: nonNegativeInt, required: true },
   rate_increment: { parse: nonNegativeInt, fallback: () => 1 },
   interval_start: { parse: nonNegativeInt, fallback: () => 0 },
-  description: { parse: text(Limits.DESCRIPTION_LENGTH), nullable: true },
+  description: { parse: text(TextLimits.DESCRIPTION), nullable: true },
 };
 
 const rateSnapshot: Parse<RateSnapshot> = (field, value) => {
@@ -37,10 +38,10 @@ const rateSnapshot: Parse<RateSnapshot> = (field, value) => {
 export const transactionRules: FieldRules<Omit<TransactionDoc, '_id' | 'state' | 'call_parties'>> = {
   transaction_tag: { parse: tag, required: true },
   account_tag: { parse: tag, required: true },
-  source: { parse: text(), nullable: true },
-  source_ip: { parse: text(64), nullable: true },
-  destination: { parse: destination, nullable: true },
-  carrier_ip: { parse: text(), nullable: true },
+  source: { parse: number, nullable: true },
+  source_ip: { parse: address, nullable: true },
+  destination: { parse: number, nullable: true },
+  carrier_ip: { parse: address, nullable: true },
   tags: { parse: tagList, nullable: true },
   authorized: { parse: bool, nullable: true },
   unauthorized_reason: { parse: text(), nullable: true },
