@@ -107,7 +107,12 @@ async function startMongod(binary: string, options: MongoServerOptions) {
 
 async function startLauncher(options: MongoServerOptions) {
   const jar = ensureLauncherJar(options.logger);
-  const javaArgs = ['-XX:+UseParallelGC', '-Xss1m', '-jar', jar, '--host', options.host, '--port', '0'];
+  const javaArgs = ['-XX:+UseParallelGC', '-Xss1m'];
+  // The memory backend keeps every document as Java objects on the heap: with the JVM's default cap
+  // (a quarter of RAM) a 1M-call import filled it and crawled in back-to-back full GCs. The cap only
+  // bounds growth; the heap is taken as data arrives.
+  if (!options.dataDir) javaArgs.push('-XX:MaxRAMPercentage=60');
+  javaArgs.push('-jar', jar, '--host', options.host, '--port', '0');
   if (options.dataDir) {
     mkdirSync(options.dataDir, { recursive: true });
     javaArgs.push('--h2', path.resolve(options.dataDir, 'rating.mv'));
