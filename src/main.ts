@@ -1,6 +1,7 @@
-/** Single-machine mode: API, agent and workers in one process, with local servers when no URLs are set. */
+/** Single-machine mode: API (in a worker thread), agent and workers in one process, with local servers when no URLs are set. */
 import { buildAgent } from './agent/app';
 import { buildApi } from './api/app';
+import { startApiThread } from './api/thread';
 import { listen, runProcess } from './shared/boot';
 import { startWorkers } from './workers/worker-pool';
 
@@ -8,7 +9,8 @@ void runProcess(
   'rating',
   [
     async (ctx) => startWorkers(ctx),
-    async (ctx) => listen(await buildApi(ctx), ctx.config.host, ctx.config.apiPort),
+    // Its own thread: API queries cannot hold the agent's and the workers' event loop (src/api/thread.ts).
+    async (ctx) => (ctx.config.apiThread ? startApiThread(ctx) : listen(await buildApi(ctx), ctx.config.host, ctx.config.apiPort)),
     async (ctx) => listen(await buildAgent(ctx), ctx.config.host, ctx.config.agentPort),
   ],
   { localServices: true },

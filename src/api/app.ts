@@ -4,18 +4,30 @@ import type { AppContext } from '../shared/context';
 import { registerGraphql } from '../shared/http/graphql';
 import { registerQueueBoard } from '../shared/http/queue-board';
 import { createHttpServer } from '../shared/http/server';
+import { connectMongo } from '../shared/mongo';
 import { RatingDataCache } from '../shared/rating-data/cache';
 import type { ApiServices } from './graphql/context';
 import { apiModules } from './graphql/schema';
+import queryGate from './query-gate';
 import { createApiStores } from './store';
 
-/** The management API: GraphQL at /graphql plus health routes. */
+/**
+ * The management API: GraphQL at /graphql plus health routes. Its GraphQL requests take turns
+ * (API_MAX_CONCURRENT_QUERIES, ./query-gate.ts) and its stores use a MongoDB pool of their own
+ * (API_MONGO_POOL_SIZE; 0 shares the process's), so that in one process with the agent and the
+ * workers (`npm start`) API queries cannot starve them (issue 10).
+ */
 export async function buildApi(ctx: AppContext): Promise<FastifyInstance> {
   const app = await createHttpServer(ctx, { name: 'api', access: apiAccess });
+  const poolSize = ctx.config.apiMongoPoolSize;
+  const mongo = poolSize > 0 ? await connectMongo(ctx.mongo.url, ctx.config.mongoDb, { maxPoolSize: poolSize, appName: 'rating-api' }) : ctx.mongo;
+  if (mongo !== ctx.mongo) app.addHook('onClose', () => mongo.close());
+  const apiCtx: AppContext = mongo === ctx.mongo ? ctx : { ...ctx, mongo };
   // Routing answers (destination_rate, leastCostRouting) come from the in-memory rating index.
-  const ratingData = await RatingDataCache.start(ctx);
+  const ratingData = await RatingDataCache.start(apiCtx);
   app.addHook('onClose', () => ratingData.close());
-  await registerGraphql<ApiServices>(app, ctx, apiModules, { ratingData, stores: createApiStores(ctx, ratingData) });
+  await app.register(queryGate, { ctx });
+  await registerGraphql<ApiServices>(app, apiCtx, apiModules, { ratingData, stores: createApiStores(apiCtx, ratingData) });
   await registerQueueBoard(app, ctx);
   return app;
 }

@@ -49,6 +49,14 @@ export interface Config {
   graphqlMaxCost: number;
   /** Server-side time limit (maxTimeMS) of the management API's list and count queries. */
   mongoMaxTimeMs: number;
+  /** GraphQL requests the management API runs at once per process; 0 no limit (src/api/query-gate.ts). */
+  apiMaxConcurrentQueries: number;
+  /** How long an API GraphQL request waits for a turn before it is refused (429 RATE_LIMITED). */
+  apiQueryWaitMs: number;
+  /** Connections of the management API's own MongoDB pool; 0 shares the process's pool (agent, workers). */
+  apiMongoPoolSize: number;
+  /** Single-machine mode: the API runs in a worker thread of its own (src/api/thread.ts); false: on the main thread. */
+  apiThread: boolean;
   bodyLimitBytes: number;
 
   /** Unset: that alert channel is skipped. */
@@ -175,6 +183,10 @@ export function loadConfig(env: Env = process.env): Config {
     graphqlMaxFields: r.int('GRAPHQL_MAX_FIELDS', 500, 10, 100_000),
     graphqlMaxCost: r.int('GRAPHQL_MAX_COST', 200_000, 100, 1_000_000_000),
     mongoMaxTimeMs: r.int('MONGO_MAX_TIME_MS', 10_000, 100, 600_000),
+    apiMaxConcurrentQueries: r.int('API_MAX_CONCURRENT_QUERIES', 2, 0, 10_000),
+    apiQueryWaitMs: r.int('API_QUERY_WAIT_MS', 10_000, 0, 600_000),
+    apiMongoPoolSize: r.int('API_MONGO_POOL_SIZE', 10, 0, 1000),
+    apiThread: r.int('API_THREAD', 1, 0, 1) === 1,
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     smtpUrl: r.url('SMTP_URL', ['smtp:', 'smtps:']),
     alertEmailFrom: r.string('ALERT_EMAIL_FROM', 'Call rating <rating-alerts@localhost>'),

@@ -16,18 +16,38 @@ export interface Collections {
 }
 
 export interface Mongo {
+  /** The connection string it was opened with (another pool on the same server: connectMongo(url, ...)). */
+  url: string;
   client: MongoClient;
   db: Db;
   collections: Collections;
   close(): Promise<void>;
 }
 
-export async function connectMongo(url: string, dbName: string): Promise<Mongo> {
+export interface MongoPoolOptions {
+  /** Most connections of this client's pool (default 50). */
+  maxPoolSize?: number;
+  /** Shown by the server with each connection (which role opened it). */
+  appName?: string;
+}
+
+/**
+ * One client and its connection pool. A process holds one, shared by its roles; the management API
+ * opens its own (API_MONGO_POOL_SIZE, src/api/app.ts) so that its queries, however many documents they
+ * ask for, wait in their own pool and never in front of the agent's and the workers' operations.
+ */
+export async function connectMongo(url: string, dbName: string, options: MongoPoolOptions = {}): Promise<Mongo> {
   // int64 values come back as bigint, so balances never pass through a float.
-  const client = new MongoClient(url, { useBigInt64: true, serverSelectionTimeoutMS: 10000, maxPoolSize: 50 });
+  const client = new MongoClient(url, {
+    useBigInt64: true,
+    serverSelectionTimeoutMS: 10000,
+    maxPoolSize: options.maxPoolSize ?? 50,
+    ...(options.appName ? { appName: options.appName } : {}),
+  });
   await client.connect();
   const db = client.db(dbName);
   return {
+    url,
     client,
     db,
     collections: {
