@@ -12,19 +12,18 @@
  *
  * Exit status: 0 no violation, 1 violations found, 2 the run could not be carried out, 130 interrupted.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BSON, Db, MongoClient } from 'mongodb';
-import { freePort, sleep, withParentDeathSignal } from '../../src/shared/services/process-tools';
+import { sleep } from '../../src/shared/services/process-tools';
+import { ServiceProcess } from '../support/service-process';
 import { Answer, answerLabel, check, Finding } from './check';
 import { Case, encode, makeCase, seededRng, short, Tokens, uuidFrom } from './mutators';
 import { Base, requestTable, SEED_ACCOUNTS, SEED_AGENT_CALLS, SEED_CARRIERS, SEED_PRICELISTS, SEED_RATES, SeedIds, Surface, SURFACES } from './requests';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const HOST = '127.0.0.1';
 /** A request without an answer by then hangs (the agent answers within AGENT_TIMEOUT_MS, 5 s). */
 const REQUEST_TIMEOUT_MS = 15_000;
 
@@ -74,88 +73,33 @@ function parseOptions(argv: string[]): Options {
 
 // ============================================================================ the service
 
-/** `node dist/main.js` (what `npm start` runs) with its own local servers under a temporary DATA_DIR. */
-class Service {
-  apiUrl = '';
-  agentUrl = '';
-  mongoUrl = '';
+/** The service as `npm start` runs it (test/support/service-process.ts), plus the error lines of its log. */
+class Service extends ServiceProcess {
   /** Error and fatal lines of its log, by message. */
   readonly errors = new Map<string, number>();
-  private child: ChildProcess | undefined;
-  private exited: Promise<void> = Promise.resolve();
 
-  constructor(private readonly dir: string) {}
+  constructor(private readonly dir: string) {
+    super();
+  }
 
-  async start(tokens: Tokens): Promise<void> {
-    const main = path.join(ROOT, 'dist', 'main.js');
-    if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first (npm run test:fuzz does)`);
-    const apiPort = await freePort(HOST);
-    let agentPort = await freePort(HOST);
-    while (agentPort === apiPort) agentPort = await freePort(HOST);
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    // The service's defaults, whatever the caller's environment says.
-    const settings = /^(MONGO_|REDIS_|GRAPHQL_|RATE_LIMIT_|BODY_LIMIT|QUEUE_PREFIX|AGENT_TIMEOUT|RECORD_BATCH|AUTH_CACHE|LONG_CALL|JOB_LOCK|WORKER_CONCURRENCY|AUDIT_INTERVAL)/;
-    for (const name of Object.keys(env)) if (settings.test(name)) delete env[name];
-    Object.assign(env, {
-      NODE_ENV: 'development',
-      HOST,
-      API_PORT: String(apiPort),
-      AGENT_PORT: String(agentPort),
-      DATA_DIR: path.join(this.dir, 'data'),
-      LOG_LEVEL: 'info',
-      RATING_TOKENS: `fuzz:read+write+agent:${tokens.all},fuzz-reader:read:${tokens.reader}`,
-    });
-    const [command, args] = withParentDeathSignal(process.execPath, [main]);
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    const log = createWriteStream(path.join(this.dir, 'service.log'));
-    let tail = '';
-    let pending = '';
-    let ready = false;
-    const onData = (chunk: Buffer) => {
-      log.write(chunk);
-      const lines = (pending + chunk.toString()).split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        tail = (tail + line + '\n').slice(-4000);
-        const url = /"url":"(mongodb:\/\/[^"]+)"/.exec(line);
-        if (url && /local (MongoDB-wire server|mongod) started/.test(line)) this.mongoUrl = url[1];
-        if (line.includes('"msg":"rating ready"')) ready = true;
+  async begin(tokens: Tokens): Promise<void> {
+    await this.start({
+      dir: this.dir,
+      logName: 'service',
+      env: { RATING_TOKENS: `fuzz:read+write+agent:${tokens.all},fuzz-reader:read:${tokens.reader}` },
+      onLine: (line) => {
         const level = /"level":(\d+)/.exec(line)?.[1];
         if (level === '50' || level === '60') {
           const msg = /"msg":"((?:[^"\\]|\\.)*)"/.exec(line)?.[1] ?? line.slice(0, 120);
           this.errors.set(msg, (this.errors.get(msg) ?? 0) + 1);
         }
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    const until = Date.now() + 240_000;
-    while (!ready) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited before it was ready; last output:\n${tail}`);
-      if (Date.now() > until) throw new Error(`the service was not ready within 240 s; last output:\n${tail}`);
-      await sleep(100);
-    }
+      },
+    });
     if (!this.mongoUrl) throw new Error('the service did not log the URL of its MongoDB-wire server');
-    this.apiUrl = `http://${HOST}:${apiPort}`;
-    this.agentUrl = `http://${HOST}:${agentPort}`;
   }
 
   urlOf(surface: Surface): string {
     return surface === 'api' ? this.apiUrl : this.agentUrl;
-  }
-
-  /** SIGTERM (the service stops its local servers), SIGKILL if it takes too long. */
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const stopped = await Promise.race([this.exited.then(() => true), sleep(30_000).then(() => false)]);
-    if (!stopped) {
-      child.kill('SIGKILL');
-      await Promise.race([this.exited, sleep(5000)]);
-    }
   }
 }
 
@@ -534,7 +478,7 @@ async function main(): Promise<void> {
     const ids: SeedIds = { renameCarrier: uuidFrom(idRng), deleteRate: uuidFrom(idRng) };
     const table = requestTable(ids);
     process.stdout.write(`fuzz run: seed ${options.seed}, ${options.caseIndex === undefined ? `${options.seconds} s` : `case #${options.caseIndex}`}; temp dir ${tmp}\n`);
-    await service.start(tokens);
+    await service.begin(tokens);
     client = new MongoClient(service.mongoUrl, { serverSelectionTimeoutMS: 10_000 });
     const db = client.db('rating');
     await seed(service, tokens, ids);

@@ -39,7 +39,10 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 // Without the `u` flag a regex sees UTF-16 units, which is what finding an unpaired half needs.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const WHITESPACE = /\s/;
-const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+// An address as mail servers take it, not as RFC 5322 allows in headers: the local part's atoms
+// (letters, digits and ! # $ % & ' * + / = ? ^ _ ` { | } ~ -, dot-separated), a domain of labels.
+// Display forms (`<a@b.c>`, `"Name" <a@b.c>`) and quoted local parts are refused.
+const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 const MOBILE = /^\+?[0-9(][0-9 ().-]{1,30}[0-9]$/;
 const HOSTNAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 const PORT = /^[0-9]{1,5}$/;

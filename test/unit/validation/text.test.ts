@@ -187,6 +187,13 @@ describe('text rules shared by every surface', () => {
     expectRefused(email, 'ops@example.com\u0085');
   });
 
+  it('e-mail is an address a mail server takes, not a display form (fuzz finding: <alice@example.com> was stored)', () => {
+    for (const good of ['ops@example.com', 'first.last+tag@mail.example.co.uk', "o'brien@example.ie", 'x@a-b.example']) expect(email('f', good)).toBe(good);
+    for (const bad of ['<alice@example.com>', '"Alice" <alice@example.com>', 'alice@example', 'a..b@example.com', '.a@example.com', 'a@-example.com', 'a@example.com.', 'a,b@example.com', 'a@b@example.com', '"a b"@example.com']) {
+      expectRefused(email, bad);
+    }
+  });
+
   it('lookup: any well-formed string (records stored before the rules stay reachable), never a lone surrogate', () => {
     expect(lookup('f', ' legacy\u001b ')).toBe(' legacy\u001b ');
     expectRefused(lookup, 'alice\ud800');
