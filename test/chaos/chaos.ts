@@ -25,6 +25,7 @@ import { ensureRedisServer } from '../../src/shared/services/redis-server';
 import { takeoverMs } from '../../src/workers/maintenance/recover';
 import { freePort, withParentDeathSignal } from '../../src/shared/services/process-tools';
 import { account, carrier, pricelist, rate } from '../support/seed';
+import { between, pick, Rng, seededRng } from '../support/rng';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const HOST = '127.0.0.1';
@@ -126,22 +127,6 @@ function parseOptions(argv: string[]): Options {
 
 // ============================================================================ small tools
 
-type Rng = () => number;
-
-/** A small seeded generator (mulberry32): the same seed gives the same choices (not the same timings). */
-function seededRng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const between = (rng: Rng, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
-const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)];
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -20,7 +20,8 @@ import { BSON, Db, MongoClient } from 'mongodb';
 import { sleep } from '../../src/shared/services/process-tools';
 import { ServiceProcess } from '../support/service-process';
 import { Answer, answerLabel, check, Finding } from './check';
-import { Case, encode, makeCase, seededRng, short, Tokens, uuidFrom } from './mutators';
+import { Case, encode, makeCase, short, Tokens, uuidFrom } from './mutators';
+import { seededRng } from '../support/rng';
 import { Base, requestTable, SEED_ACCOUNTS, SEED_AGENT_CALLS, SEED_CARRIERS, SEED_PRICELISTS, SEED_RATES, SeedIds, Surface, SURFACES } from './requests';
 
 const ROOT = path.resolve(__dirname, '..', '..');

@@ -8,6 +8,7 @@
  *   answer null).
  * A case is a function of (seed, index) only: `--case N` builds it again.
  */
+import { between, pick, seededRng, type Rng } from '../support/rng';
 import type { Base, Field, Kind, Surface } from './requests';
 
 export type Expect = 'reject' | 'refuse' | 'any';
@@ -45,22 +46,6 @@ export interface Tokens {
 
 // ============================================================================ randomness
 
-export type Rng = () => number;
-
-/** mulberry32: the same seed gives the same sequence. */
-export function seededRng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)];
-const between = (rng: Rng, min: number, max: number) => min + Math.floor(rng() * (max - min + 1));
 
 export function uuidFrom(rng: Rng): string {
   const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rng() * 16).toString(16)).join('');

@@ -1,4 +1,4 @@
-import { ServiceError } from '../../../src/shared/errors';
+import { expectRefused } from '../../support/refusal';
 import {
   email,
   host,
@@ -12,25 +12,7 @@ import {
   tagList,
   text,
   uuid,
-  type Parse,
 } from '../../../src/api/graphql/common/validate';
-
-function refusal<T>(parse: Parse<T>, value: unknown): ServiceError {
-  try {
-    parse('f', value);
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error(`accepted ${JSON.stringify(value)}`);
-}
-
-function expectRefused<T>(parse: Parse<T>, value: unknown): void {
-  const err = refusal(parse, value);
-  expect(err.code).toBe('BAD_USER_INPUT');
-  expect(err.details).toEqual({ field: 'f' });
-  expect(err.message).toMatch(/^f: /);
-}
 
 describe('field validators', () => {
   it('tag: non-empty, no surrounding whitespace or control characters, at most 128 characters', () => {

@@ -1,3 +1,4 @@
+import { expectRefused } from '../../support/refusal';
 import fc from 'fast-check';
 import { ServiceError } from '../../../src/shared/errors';
 import {
@@ -15,24 +16,6 @@ import {
   textProblem,
   type Parse,
 } from '../../../src/shared/validation/text';
-
-function refusal<T>(parse: Parse<T>, value: unknown): ServiceError {
-  try {
-    parse('f', value);
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error(`accepted ${JSON.stringify(value)}`);
-}
-
-function expectRefused<T>(parse: Parse<T>, value: unknown, message?: RegExp): void {
-  const err = refusal(parse, value);
-  expect(err.code).toBe('BAD_USER_INPUT');
-  expect(err.details).toEqual({ field: 'f' });
-  expect(err.message).toMatch(/^f: /);
-  if (message) expect(err.message).toMatch(message);
-}
 
 const hex = (c: number) => `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
