@@ -1,9 +1,8 @@
 import type { Filter, UpdateFilter } from 'mongodb';
 import type { AccountDoc } from '../domain/types';
 import { isDuplicateKeyError } from '../mongo';
-import { settleImportMarker } from './batch-debits';
 import type { LedgerStore } from './store';
-import { markerOf, type LedgerMarker, type LedgerOp } from './model';
+import { entryOf, markerOf, type LedgerMarker, type LedgerOp } from './model';
 
 /** Conflicting balance changes in a row before applyOnce gives up (the job fails and is retried). */
 const MAX_ATTEMPTS = 200;
@@ -25,24 +24,23 @@ function changeUpdate(marker: LedgerMarker, extra: UpdateFilter<AccountDoc> = {}
   } as UpdateFilter<AccountDoc>;
 }
 
+/** Writes the ledger entry a marker stands for; false when it exists already (someone else wrote it). */
+export async function writeEntry(store: LedgerStore, accountTag: string, marker: LedgerMarker): Promise<boolean> {
+  try {
+    await store.ledger.insertOne(entryOf(accountTag, marker));
+    return true;
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    return false;
+  }
+}
+
 /**
  * Writes the ledger entry a marker stands for (a duplicate means someone else wrote it) and then
  * removes the marker. Safe to repeat and to run from any process.
  */
 export async function settle(store: LedgerStore, accountTag: string, marker: LedgerMarker): Promise<void> {
-  try {
-    await store.ledger.insertOne({
-      _id: marker.op,
-      account_tag: accountTag,
-      amount: marker.amount,
-      kind: marker.kind,
-      transaction_tag: marker.transaction_tag,
-      ref: marker.ref,
-      at: marker.at,
-    });
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-  }
+  await writeEntry(store, accountTag, marker);
   await store.accounts.updateOne({ account_tag: accountTag }, { $pull: { ledger_pending: { op: marker.op } } } as UpdateFilter<AccountDoc>);
 }
 
@@ -146,7 +144,8 @@ export async function wasApplied(store: LedgerStore, accountTag: string, opId: s
     return true;
   }
   if (state?.import_marker?.op === opId) {
-    await settleImportMarker(store, accountTag, state.import_marker);
+    // The slot keeps its marker after settling: write the entry if the batch never did.
+    await writeEntry(store, accountTag, state.import_marker);
     return true;
   }
   return (await store.ledger.findOne({ _id: opId }, { projection: { _id: 1 } })) !== null;

@@ -3,7 +3,7 @@ import { chunks } from '../chunks';
 import type { AccountDoc } from '../domain/types';
 import { isDuplicateKeyError } from '../mongo';
 import { importBatchesOf } from './batches';
-import { markerOf, opIds, type LedgerEntryDoc, type LedgerMarker } from './model';
+import { entryOf, markerOf, opIds, type LedgerEntryDoc, type LedgerMarker } from './model';
 import type { LedgerStore } from './store';
 
 /** Rounds of conflicts (the account's balance changed between read and write) before the batch fails and is retried. */
@@ -110,7 +110,6 @@ export async function applyBatchDebits(
       for (const [tag, marker] of markers) ours.set(tag, marker);
       break;
     }
-    lap('debit_conflicts');
     state = await readBatchDebits(store, batchId, pending);
     lap('debit_reread');
   }
@@ -147,15 +146,7 @@ async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; m
   const existing = lookFirst ? await existingEntries(store, markers.map((m) => m.marker.op)) : new Set<string>();
   const entries: LedgerEntryDoc[] = markers
     .filter((m) => !existing.has(m.marker.op))
-    .map(({ tag, marker }) => ({
-      _id: marker.op,
-      account_tag: tag,
-      amount: marker.amount,
-      kind: marker.kind,
-      transaction_tag: marker.transaction_tag,
-      ref: marker.ref,
-      at: marker.at,
-    }));
+    .map(({ tag, marker }) => entryOf(tag, marker));
   if (entries.length === 0) return 0;
   try {
     await store.ledger.insertMany(entries, { ordered: false });
@@ -164,19 +155,5 @@ async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; m
     const errors = err instanceof MongoBulkWriteError ? (Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors]) : [];
     if (errors.length === 0 || errors.some((e) => !isDuplicateKeyError({ code: e.code }))) throw err;
     return entries.length - errors.length;
-  }
-}
-
-/**
- * Settles an account's import marker if its ledger entry is missing (a batch that crashed between its
- * debit and its ledger entries); true when it wrote one. For the recovery sweep and wasApplied.
- */
-export async function settleImportMarker(store: LedgerStore, accountTag: string, marker: LedgerMarker): Promise<boolean> {
-  try {
-    await store.ledger.insertOne({ _id: marker.op, account_tag: accountTag, amount: marker.amount, kind: marker.kind, transaction_tag: marker.transaction_tag, ref: marker.ref, at: marker.at });
-    return true;
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    return false;
   }
 }

@@ -29,7 +29,7 @@
  */
 export { applyAt, applyGuarded, applyOnce, settle, wasApplied } from './apply';
 export type { ApplyOutcome } from './apply';
-export { applyBatchDebits, debitStateOf, readBatchDebits, settleImportMarker, settleImportSlots } from './batch-debits';
+export { applyBatchDebits, debitStateOf, readBatchDebits, settleImportSlots } from './batch-debits';
 export type { BatchDebitStateOf } from './batch-debits';
 export * from './batches';
 export { markerOf, opIds } from './model';

@@ -60,3 +60,8 @@ export const opIds = {
 export function markerOf(op: LedgerOp, at: Date = new Date()): LedgerMarker {
   return { op: op.op, amount: op.amount, kind: op.kind, transaction_tag: op.transaction_tag, ref: op.ref, at };
 }
+
+/** The ledger entry a marker stands for (markerOf's inverse): written once the balance changed. */
+export function entryOf(accountTag: string, marker: LedgerMarker): LedgerEntryDoc {
+  return { _id: marker.op, account_tag: accountTag, amount: marker.amount, kind: marker.kind, transaction_tag: marker.transaction_tag, ref: marker.ref, at: marker.at };
+}
