@@ -194,7 +194,7 @@ export class AgentOperations {
   async authorization(input: Input): Promise<AuthorizationResult> {
     const now = new Date();
     const job = validate.authorization(input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
-    const refused = (reason: string): AuthorizationResult => ({ authorized: false, unauthorized_reason: reason, max_available_units: 0, balance: null, carriers: [] });
+    const refused = (reason: string): AuthorizationResult => ({ authorized: false, unauthorized_reason: reason, max_available_units: 0, balance: null, carriers: [], unauthorized_account_tag: null });
     return this.submit<AuthorizationResult>(job, { timedOut: refused('TIMEOUT'), unavailable: refused('UNAVAILABLE') });
   }
 }

@@ -70,6 +70,8 @@ export interface AuthorizationResult {
   max_available_units: number;
   balance: string | null;
   carriers: string[];
+  /** The party that refused (caller, a linked parent, or the receiving account); null when authorized. */
+  unauthorized_account_tag: string | null;
 }
 
 /** An ended call of one account, to be rated, recorded and debited. */

@@ -16,6 +16,7 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
     max_available_units: 0,
     balance: balance === null ? null : balance.toString(),
     carriers,
+    unauthorized_account_tag: null,
   });
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
   if ('refusal' in resolved) return refuse(resolved.refusal.reason);
@@ -41,5 +42,5 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
     }
     units = Math.min(units, maxAvailableUnits(rate.rate, available, account.type));
   }
-  return { authorized: true, unauthorized_reason: null, max_available_units: units, balance: caller.balance.toString(), carriers };
+  return { authorized: true, unauthorized_reason: null, max_available_units: units, balance: caller.balance.toString(), carriers, unauthorized_account_tag: null };
 }

@@ -19,7 +19,7 @@ export function transactionProcessor(deps: TransactionDeps) {
     if (firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
       return data.op === 'authorization'
-        ? { authorized: false, unauthorized_reason: Reasons.TIMEOUT, max_available_units: 0, balance: null, carriers: [] }
+        ? { authorized: false, unauthorized_reason: Reasons.TIMEOUT, max_available_units: 0, balance: null, carriers: [], unauthorized_account_tag: null }
         : { ok: false, reason: Reasons.TIMEOUT };
     }
     switch (data.op) {
