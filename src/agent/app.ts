@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { agentAccess } from '../shared/auth/access';
+import { agentAccess, type AccessPolicy } from '../shared/auth/access';
 import type { AppContext } from '../shared/context';
 import { registerGraphql } from '../shared/http/graphql';
 import { createHttpServer } from '../shared/http/server';
@@ -7,12 +7,16 @@ import { createQueueEvents } from '../shared/queues/queues';
 import { QueueNames } from '../shared/queues/names';
 import { agentModules } from './graphql/schema';
 import { AgentOperations } from './operations';
+import { OPENAPI_PATH, openapiRest } from './rest/openapi';
 import { recordBatchRest } from './rest/record-batch';
 import { restV1 } from './rest/v1';
 
-/** The real-time agent: GraphQL at /graphql, REST mirror under /v1, health routes. */
+/** The agent's policy, with its OpenAPI document open as the health routes are (rest/openapi.ts says why). */
+const access: AccessPolicy = (path) => (path === OPENAPI_PATH ? 'open' : agentAccess(path));
+
+/** The real-time agent: GraphQL at /graphql, REST mirror under /v1 with its OpenAPI document, health routes. */
 export async function buildAgent(ctx: AppContext): Promise<FastifyInstance> {
-  const app = await createHttpServer(ctx, { name: 'agent', access: agentAccess });
+  const app = await createHttpServer(ctx, { name: 'agent', access });
   const events = createQueueEvents(ctx.newRedis(), ctx.config.queuePrefix, QueueNames.transactions);
   await events.waitUntilReady();
   app.addHook('onClose', async () => {
@@ -22,5 +26,6 @@ export async function buildAgent(ctx: AppContext): Promise<FastifyInstance> {
   await registerGraphql(app, ctx, agentModules(operations));
   await app.register(restV1, { operations });
   await app.register(recordBatchRest, { ctx });
+  await app.register(openapiRest, { recordBatchMax: ctx.config.recordBatchMax });
   return app;
 }

@@ -1,126 +1,14 @@
 import type { QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../shared/context';
-import { badInput } from '../shared/errors';
-import type {
-  AuthorizationJob,
-  AuthorizationResult,
-  BeginJob,
-  EndJob,
-  OperationResult,
-  RecordJob,
-  RollbackJob,
-  TransactionJob,
-} from '../shared/queues/payloads';
+import type { AuthorizationResult, OperationResult, TransactionJob } from '../shared/queues/payloads';
 import { decideAbandonedWithin } from '../shared/outcomes';
-import { parseDateTime } from '../shared/validation/datetime';
-import { address, number, tag, tagList, type Parse } from '../shared/validation/text';
+import { authorizationAnswer, operationAnswer, type AuthorizationAnswer, type OperationAnswer } from './answers';
+import type { Input } from './fields';
+import { validate, type OperationName } from './validation';
 
-export type Input = Record<string, unknown>;
-
-/**
- * One agent field checked by its kind (src/shared/validation/text.ts, the same rules as the API's).
- * Absent is undefined or null, and for an optional field also '' (SIP proxies send an unset variable
- * as an empty string); anything else must pass the kind's rule.
- */
-function field<T>(input: Input, name: string, parse: Parse<T>, required: true): T;
-function field<T>(input: Input, name: string, parse: Parse<T>, required: boolean): T | null;
-function field<T>(input: Input, name: string, parse: Parse<T>, required: boolean): T | null {
-  const value = input[name];
-  if (value === undefined || value === null || (value === '' && !required)) {
-    if (required) throw badInput(name, 'is required');
-    return null;
-  }
-  return parse(name, value);
-}
-
-/** Longer than any datetime: refused before parsing. */
-const MAX_TIMESTAMP = 64;
-
-const timestampText: Parse<string> = (name, value) => {
-  if (typeof value !== 'string') throw badInput(name, 'must be a string');
-  if (value.length > MAX_TIMESTAMP) throw badInput(name, `must be at most ${MAX_TIMESTAMP} characters`);
-  return value;
-};
-
-function timestamp(input: Input, name: string, fallback: Date | null): Date {
-  const raw = field(input, name, timestampText, fallback === null);
-  if (raw === null) return fallback!;
-  const parsed = parseDateTime(raw);
-  if (!parsed) throw badInput(name, 'must be a datetime like 2026-01-31T12:00:00 or 2026-01-31T12:00:00Z');
-  return parsed;
-}
-
-/** Field checks shared by begin and record (both describe a call). */
-function callFields(input: Input) {
-  return {
-    transaction_tag: field(input, 'transaction_tag', tag, true),
-    account_tag: field(input, 'account_tag', tag, true),
-    source: field(input, 'source', number, true),
-    destination: field(input, 'destination', number, true),
-    source_ip: field(input, 'source_ip', address, false),
-    carrier_ip: field(input, 'carrier_ip', address, false),
-    tags: field(input, 'tags', tagList, false),
-    destination_account_tag: field(input, 'destination_account_tag', tag, false),
-  };
-}
-
-/** Pure validation: turns client input into job payloads, or throws BAD_USER_INPUT naming the field. */
-export const validate = {
-  begin(input: Input, now: Date, deadline: number): BeginJob {
-    const auth = input.timestamp_auth == null ? null : timestamp(input, 'timestamp_auth', now);
-    return {
-      op: 'begin',
-      ...callFields(input),
-      timestamp_auth: auth ? auth.toISOString() : null,
-      timestamp_begin: timestamp(input, 'timestamp_begin', now).toISOString(),
-      deadline,
-    };
-  },
-  end(input: Input, now: Date, deadline: number): EndJob {
-    return {
-      op: 'end',
-      transaction_tag: field(input, 'transaction_tag', tag, true),
-      account_tag: field(input, 'account_tag', tag, true),
-      timestamp_end: timestamp(input, 'timestamp_end', now).toISOString(),
-      deadline,
-    };
-  },
-  record(input: Input, now: Date, deadline: number): RecordJob {
-    const begin = timestamp(input, 'timestamp_begin', null);
-    const end = timestamp(input, 'timestamp_end', null);
-    const auth = input.timestamp_auth == null ? null : timestamp(input, 'timestamp_auth', now);
-    return {
-      op: 'record',
-      ...callFields(input),
-      timestamp_auth: auth ? auth.toISOString() : null,
-      timestamp_begin: begin.toISOString(),
-      timestamp_end: end.toISOString(),
-      deadline,
-    };
-  },
-  rollback(input: Input, _now: Date, deadline: number): RollbackJob {
-    return {
-      op: 'rollback',
-      transaction_tag: field(input, 'transaction_tag', tag, true),
-      account_tag: field(input, 'account_tag', tag, true),
-      deadline,
-    };
-  },
-  authorization(input: Input, _now: Date, deadline: number): AuthorizationJob {
-    return {
-      op: 'authorization',
-      transaction_tag: field(input, 'transaction_tag', tag, false),
-      account_tag: field(input, 'account_tag', tag, true),
-      destination_account_tag: field(input, 'destination_account_tag', tag, false),
-      source: field(input, 'source', number, false),
-      destination: field(input, 'destination', number, true),
-      deadline,
-    };
-  },
-};
-
-export type OperationName = Exclude<keyof typeof validate, 'authorization'>;
+export type { Input } from './fields';
+export { validate, type OperationName } from './validation';
 
 /**
  * How long the agent tries to record an abandonment before answering UNAVAILABLE without it. Long
@@ -183,18 +71,19 @@ export class AgentOperations {
     return !decision.won && decision.doc.state === 'done' ? decision.doc.result : null;
   }
 
-  async run(op: OperationName, input: Input): Promise<OperationResult> {
+  async run(op: OperationName, input: Input): Promise<OperationAnswer> {
     const now = new Date();
     const job = validate[op](input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
-    return this.submit<OperationResult>(job, { timedOut: { ok: false, reason: 'TIMEOUT' }, unavailable: { ok: false, reason: 'UNAVAILABLE' } }, (jobId) =>
+    const result = await this.submit<OperationResult>(job, { timedOut: { ok: false, reason: 'TIMEOUT' }, unavailable: { ok: false, reason: 'UNAVAILABLE' } }, (jobId) =>
       this.abandon(job, jobId),
     );
+    return operationAnswer(job, result);
   }
 
-  async authorization(input: Input): Promise<AuthorizationResult> {
+  async authorization(input: Input): Promise<AuthorizationAnswer> {
     const now = new Date();
     const job = validate.authorization(input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
     const refused = (reason: string): AuthorizationResult => ({ authorized: false, unauthorized_reason: reason, max_available_units: 0, balance: null, carriers: [], unauthorized_account_tag: null });
-    return this.submit<AuthorizationResult>(job, { timedOut: refused('TIMEOUT'), unavailable: refused('UNAVAILABLE') });
+    return authorizationAnswer(job, await this.submit<AuthorizationResult>(job, { timedOut: refused('TIMEOUT'), unavailable: refused('UNAVAILABLE') }));
   }
 }

@@ -4,6 +4,7 @@
  */
 
 import { BootstrapToken, parseBootstrapTokens } from './auth/token-format';
+import { DEFAULT_HEADROOM_SECONDS } from './rating/units';
 
 export type NodeEnv = 'development' | 'production' | 'test';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -30,6 +31,12 @@ export interface Config {
   jobLockMs: number;
   /** How often the maintenance queue scans for stale and exhausted calls. */
   longCallScanSeconds: number;
+  /** How often prepaid calls are checked for an exhausted balance ("end this call"): seconds, not a minute. */
+  endCallScanSeconds: number;
+  /** How long an authorization's concurrency reservation holds its slot unless begin takes it over. */
+  reservationSeconds: number;
+  /** Seconds of headroom max_available_units leaves for the proxy's timer and end stamp (no overdraft). */
+  authorizationHeadroomSeconds: number;
   /** Most calls one recordTransactions request may carry (docs/IMPORTS.md). */
   recordBatchMax: number;
   /** How often a worker runs the ledger audit and publishes its figures as metrics; 0 never. */
@@ -173,6 +180,9 @@ export function loadConfig(env: Env = process.env): Config {
     longCallSeconds: r.int('LONG_CALL_SECONDS', 10800, 60, 31 * 86400),
     jobLockMs: r.int('JOB_LOCK_MS', 30000, 1000, 600000),
     longCallScanSeconds: r.int('LONG_CALL_SCAN_SECONDS', 60, 1, 86400),
+    endCallScanSeconds: r.int('END_CALL_SCAN_SECONDS', 5, 1, 3600),
+    reservationSeconds: r.int('RESERVATION_SECONDS', 60, 1, 3600),
+    authorizationHeadroomSeconds: r.int('AUTHORIZATION_HEADROOM_SECONDS', DEFAULT_HEADROOM_SECONDS, 0, 60),
     recordBatchMax: r.int('RECORD_BATCH_MAX', 1000, 1, 10000),
     auditIntervalSeconds: r.int('AUDIT_INTERVAL_SECONDS', 3600, 0, 31 * 86400),
     bootstrapTokens: [],

@@ -1,47 +1,61 @@
 import type { SchemaModule } from '../../shared/http/graphql';
+import { authorizationAnswerFields, operationAnswerFields, answerTypes, type AnswerField } from '../answers';
+import { kinds, type FieldTable } from '../fields';
 import type { AgentOperations, Input } from '../operations';
+import { operationFields } from '../validation';
 
-/** Real-time operations; each answers `{ ok, reason }` (reason null on success). */
+/** A GraphQL string literal: JSON's escapes are GraphQL's. */
+const describe = (text: string): string => JSON.stringify(text);
+
+/** An operation's arguments, from its field table: required fields are non-null, every kind a String (tags a list). */
+function graphqlArguments(table: FieldTable): string {
+  return Object.entries(table)
+    .map(([name, spec]) => `${describe(`${spec.description} ${kinds[spec.kind].accepts}`)} ${name}: ${kinds[spec.kind].graphql}${spec.presence === 'required' ? '!' : ''}`)
+    .join('\n    ');
+}
+
+function graphqlFields(table: Record<string, AnswerField>): string {
+  return Object.entries(table)
+    .map(([name, field]) => `${describe(field.description)} ${name}: ${answerTypes[field.type].graphql}${field.nullable ? '' : '!'}`)
+    .join('\n        ');
+}
+
+/**
+ * Real-time operations. Answers are business outcomes, not errors: `{ ok, reason, ... }`, and for
+ * authorization `{ authorized, unauthorized_reason, ... }`. `authorization` is a Query and, as in
+ * Canyan's agent, also a Mutation (Canyan's clients send `mutation { authorization(...) }`).
+ */
 export function transactionsModule(operations: AgentOperations): SchemaModule {
-  const call = `transaction_tag: String!, account_tag: String!, source: String!, destination: String!,
-    source_ip: String, carrier_ip: String, tags: [String!], destination_account_tag: String, timestamp_auth: String`;
+  const authorization = (_root: unknown, args: Input) => operations.authorization(args);
+  const authorizationField = `"Whether a call may start now, how long it may last and which carriers to try (with a transaction_tag it reserves a concurrency slot)."
+        authorization(${graphqlArguments(operationFields.authorization)}): Authorization!`;
   return {
     typeDefs: /* GraphQL */ `
       "The answer of an agent operation: ok, or not ok with the reason (business refusals are not errors)."
       type TransactionResult {
-        ok: Boolean!
-        "NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, TOO_MANY_RUNNING_TRANSACTIONS, BALANCE_INSUFFICIENT, DUPLICATE_TRANSACTION, ALREADY_ENDED, BUSY, TIMEOUT; null on success"
-        reason: String
+        ${graphqlFields(operationAnswerFields)}
       }
 
       type Authorization {
-        authorized: Boolean!
-        unauthorized_reason: String
-        "Longest call in seconds the available balance pays for (capped at 14400)"
-        max_available_units: Int!
-        "Balance of the calling account in minor units (decimal string, 64-bit)"
-        balance: String
-        "Carriers in least-cost order, as PROTOCOL:host:port"
-        carriers: [String!]!
+        ${graphqlFields(authorizationAnswerFields)}
       }
 
       extend type Query {
-        "Whether a call may start now, how long it may last and which carriers to try (records nothing)."
-        authorization(transaction_tag: String, account_tag: String!, destination_account_tag: String, source: String, destination: String!): Authorization!
+        ${authorizationField}
       }
 
       extend type Mutation {
-        beginTransaction(${call}, timestamp_begin: String): TransactionResult!
-        endTransaction(transaction_tag: String!, account_tag: String!, timestamp_end: String): TransactionResult!
-        recordTransaction(${call}, timestamp_begin: String!, timestamp_end: String!): TransactionResult!
-        rollbackTransaction(transaction_tag: String!, account_tag: String!): TransactionResult!
+        ${authorizationField}
+        beginTransaction(${graphqlArguments(operationFields.begin)}): TransactionResult!
+        endTransaction(${graphqlArguments(operationFields.end)}): TransactionResult!
+        recordTransaction(${graphqlArguments(operationFields.record)}): TransactionResult!
+        rollbackTransaction(${graphqlArguments(operationFields.rollback)}): TransactionResult!
       }
     `,
     resolvers: {
-      Query: {
-        authorization: (_root: unknown, args: Input) => operations.authorization(args),
-      },
+      Query: { authorization },
       Mutation: {
+        authorization,
         beginTransaction: (_root: unknown, args: Input) => operations.run('begin', args),
         endTransaction: (_root: unknown, args: Input) => operations.run('end', args),
         recordTransaction: (_root: unknown, args: Input) => operations.run('record', args),

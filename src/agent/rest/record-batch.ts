@@ -3,6 +3,8 @@ import type { AppContext } from '../../shared/context';
 import { ServiceError } from '../../shared/errors';
 import { closeRecordBatchService, recordBatchService } from '../record-batch';
 
+export const RECORD_BATCH_PATH = '/v1/record_transactions';
+
 /**
  * POST /v1/record_transactions: `{ "transactions": [ {...}, ... ] }` (a bare array is accepted too),
  * answering `{ "results": [ { index, transaction_tag, ok, reason }, ... ] }`, as the GraphQL mutation.
@@ -18,7 +20,7 @@ export const recordBatchRest: FastifyPluginAsync<{ ctx: AppContext }> = async (a
     return reply.code(500).send({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
   });
   app.addHook('onClose', () => closeRecordBatchService(ctx));
-  app.post('/v1/record_transactions', async (request) => {
+  app.post(RECORD_BATCH_PATH, async (request) => {
     const body = request.body as unknown;
     const items = Array.isArray(body) ? body : (body as { transactions?: unknown } | null)?.transactions;
     if (!Array.isArray(items)) throw new ServiceError('BAD_USER_INPUT', 'transactions: the body must be { "transactions": [...] }', { field: 'transactions' });

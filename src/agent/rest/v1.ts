@@ -1,12 +1,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../../shared/errors';
 import type { AgentOperations, Input, OperationName } from '../operations';
+import type { OperationKey } from '../validation';
 
-const routes: Record<string, OperationName> = {
-  begin_transaction: 'begin',
-  end_transaction: 'end',
-  record_transaction: 'record',
-  rollback_transaction: 'rollback',
+/** Each operation's path; the OpenAPI document (rest/openapi.ts) reads the same table. */
+export const restPaths: Record<OperationKey, string> = {
+  authorization: '/v1/authorization',
+  begin: '/v1/begin_transaction',
+  end: '/v1/end_transaction',
+  record: '/v1/record_transaction',
+  rollback: '/v1/rollback_transaction',
 };
 
 /**
@@ -31,8 +34,8 @@ export const restV1: FastifyPluginAsync<{ operations: AgentOperations }> = async
     }
     return request.body as Input;
   };
-  app.post('/v1/authorization', async (request) => operations.authorization(body(request)));
-  for (const [path, op] of Object.entries(routes)) {
-    app.post(`/v1/${path}`, async (request) => operations.run(op, body(request)));
+  app.post(restPaths.authorization, async (request) => operations.authorization(body(request)));
+  for (const op of ['begin', 'end', 'record', 'rollback'] as const satisfies OperationName[]) {
+    app.post(restPaths[op], async (request) => operations.run(op, body(request)));
   }
 };

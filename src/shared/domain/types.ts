@@ -90,6 +90,21 @@ export interface RunningTransaction {
   /** The agent job that ended the entry, and its deadline: processing is queued once that end is decided 'done'. */
   end_job?: string | null;
   end_deadline?: number | null;
+  /**
+   * Set only on a reservation: a concurrency slot an authorization holds for a call not yet begun
+   * (no rate, costs nothing), until this time unless begin takes it over. Absent or null on a call.
+   */
+  reserved_until?: Date | null;
+}
+
+/** Whether a running entry is an authorization's reservation rather than a call (begun or ended). */
+export function isReservation(entry: Pick<RunningTransaction, 'reserved_until'>): boolean {
+  return entry.reserved_until !== undefined && entry.reserved_until !== null;
+}
+
+/** Reservations whose time is up at `now`: they hold no slot and are removed when found in the way. */
+export function expiredReservations<T extends Pick<RunningTransaction, 'reserved_until'>>(running: readonly T[], now: Date): T[] {
+  return running.filter((e) => isReservation(e) && e.reserved_until!.getTime() <= now.getTime());
 }
 
 export interface AccountDoc {

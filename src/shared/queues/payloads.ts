@@ -110,7 +110,7 @@ export interface AlertJob {
 }
 
 export interface MaintenanceJob {
-  task: 'scan-long-calls' | 'audit-ledger';
+  task: 'scan-long-calls' | 'scan-exhausted-calls' | 'audit-ledger';
 }
 
 /**

@@ -1,6 +1,6 @@
 export { callDurationSeconds } from './duration';
 export { computeFee, normalizeTerms, feeForSeconds, ceilDiv, type NormalizedTerms } from './fee';
-export { maxAvailableUnits, canAffordStart, MAX_UNITS_CAP } from './units';
+export { maxAvailableUnits, canAffordStart, DEFAULT_HEADROOM_SECONDS, MAX_UNITS_CAP } from './units';
 export { runningCost, availableBalance } from './available';
 export {
   isRateValidAt,

@@ -1,4 +1,5 @@
 import type { CarrierDoc, PricelistRateDoc } from '../domain/types';
+import { ratingNumber, stripNumber } from '../numbers/uri';
 import {
   carrierAddress,
   carrierRouteString,
@@ -74,11 +75,13 @@ export class RatingIndex {
         pl = { byPrefix: new Map(), maxPrefixLength: 0 };
         pricelists.set(doc.pricelist_tag, pl);
       }
-      const list = pl.byPrefix.get(doc.prefix);
+      // Keyed like the destinations it matches (ratingNumber): a prefix entered as "+44 20" matches 4420...
+      const key = stripNumber(doc.prefix);
+      const list = pl.byPrefix.get(key);
       const entry: IndexedRate = { doc, carrier, seq };
       if (list) list.push(entry);
-      else pl.byPrefix.set(doc.prefix, [entry]);
-      pl.maxPrefixLength = Math.max(pl.maxPrefixLength, doc.prefix.length);
+      else pl.byPrefix.set(key, [entry]);
+      pl.maxPrefixLength = Math.max(pl.maxPrefixLength, key.length);
       size += 1;
     });
     return new RatingIndex(pricelists, carrierMap, size);
@@ -93,6 +96,8 @@ export class RatingIndex {
   /**
    * The longest prefix of `destination` having a rate in `pricelistTags` valid at `at` with an
    * active carrier, and all such rates at that prefix; null when the destination is unreachable.
+   * Every lookup (route, bestRate) comes through here, so a SIP/TEL URI or a formatted number
+   * rates like its bare digits (DESIGN.md section 4).
    */
   matchingPrefixRates(
     pricelistTags: readonly string[] | null,
@@ -109,8 +114,9 @@ export class RatingIndex {
     }
     if (lists.length === 0) return null;
 
-    for (let len = Math.min(destination.length, longest); len >= 0; len -= 1) {
-      const prefix = destination.slice(0, len);
+    const number = ratingNumber(destination);
+    for (let len = Math.min(number.length, longest); len >= 0; len -= 1) {
+      const prefix = number.slice(0, len);
       const found: Array<IndexedRate & { pricelistRank: number }> = [];
       lists.forEach((pl, pricelistRank) => {
         for (const r of pl.byPrefix.get(prefix) ?? []) {

@@ -5,34 +5,48 @@ import { feeForSeconds, normalizeTerms } from './fee';
 export const MAX_UNITS_CAP = 14400;
 
 /**
- * Largest duration in seconds (0..cap) whose fee fits `available`.
+ * Seconds a proxy may overrun the granted units when it follows them (the no-overdraft rule): its
+ * dialog timer ticks once a second, so the cut comes up to 1 s late, and the end is stamped up to
+ * 1 s after that (the proxy's or the agent's latency); a started second is billed whole.
+ */
+export const DEFAULT_HEADROOM_SECONDS = 2;
+
+/**
+ * The units authorization grants (0..cap): the largest u whose call, cut anywhere before
+ * u + headroomSeconds and billed per started second, still costs at most `available`, i.e.
+ * fee(u + headroom) <= available. Headroom 0 is the plain "longest duration whose fee fits".
+ * 0 means no call fits: for a prepaid account that is a refusal (a proxy reads timeout 0 as none).
  * POSTPAID accounts get the cap. `terms` null means no rate applies, so nothing is charged
  * (an inbound call without a rate): the cap, unless the available balance is already negative.
- * A negative available balance gives 0.
  */
 export function maxAvailableUnits(
   terms: RateTerms | null,
   available: bigint,
   accountType: AccountType,
   cap: number = MAX_UNITS_CAP,
+  headroomSeconds = 0,
 ): number {
   if (!Number.isSafeInteger(cap) || cap < 0) {
     throw new RangeError(`cap must be a non-negative integer, got ${String(cap)}`);
+  }
+  if (!Number.isSafeInteger(headroomSeconds) || headroomSeconds < 0) {
+    throw new RangeError(`headroom must be a non-negative integer, got ${String(headroomSeconds)}`);
   }
   if (accountType === 'POSTPAID') return cap;
   if (available < 0n) return 0;
   if (terms === null) return cap;
   const t = normalizeTerms(terms);
-  const fee = (s: number): bigint => feeForSeconds(t, BigInt(s));
+  const fits = (u: number): boolean => feeForSeconds(t, BigInt(u + headroomSeconds)) <= available;
   // Covers free rates (rate 0 and an affordable connect fee) without searching.
-  if (fee(cap) <= available) return cap;
+  if (fits(cap)) return cap;
+  if (!fits(0)) return 0;
   // fee is non-decreasing in the duration (fee(0) = 0 <= connect_fee <= fee(1) <= ...), so binary
-  // search keeps fee(lo) <= available < fee(hi).
+  // search keeps fits(lo) && !fits(hi).
   let lo = 0;
   let hi = cap;
   while (hi - lo > 1) {
     const mid = lo + Math.floor((hi - lo) / 2);
-    if (fee(mid) <= available) lo = mid;
+    if (fits(mid)) lo = mid;
     else hi = mid;
   }
   return lo;

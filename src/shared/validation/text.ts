@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { badInput } from '../errors';
+import { ratingNumber } from '../numbers/uri';
 
 /**
  * What text fields accept: one definition per kind of field, used by every surface (the management
@@ -27,7 +28,7 @@ export const TextLimits = {
   TAG_LIST: 100,
   TEXT: 256,
   DESCRIPTION: 1024,
-  // Room for the SIP/TEL URIs a later change accepts (DESIGN.md section 4).
+  // Room for the SIP/TEL URIs proxies send (DESIGN.md section 4): display name, host, parameters.
   NUMBER: 256,
   PREFIX: 64,
   HOST: 253,
@@ -116,13 +117,18 @@ export const tagList: Parse<string[]> = (field, value) => {
 };
 
 /**
- * A calling or called number (source, destination): 1-256 characters without whitespace. Rating
- * matches prefixes on it as sent. The one place numbers are parsed: SIP/TEL URIs (DESIGN.md section 4)
- * are to be accepted here.
+ * A calling or called number (source, destination): 1-256 characters, as a plain number
+ * (`+39 06 1234`, `(020) 555.0100`) or a SIP/TEL URI in any form a proxy sends
+ * (`"Alice" <sip:+39 06 1234@host;user=phone>`, `tel:+3906;phone-context=example.com`), stored as
+ * sent. Inner spaces are allowed because they are visual separators; what is refused is a value
+ * rating could not use: one naming no number at all (`sip:@host`, `+`), or whose number keeps other
+ * whitespace (a no-break space), which would silently match no prefix.
  */
 export const number: Parse<string> = (field, value) => {
   const s = checked(field, value, 1, TextLimits.NUMBER);
-  if (WHITESPACE.test(s)) throw badInput(field, 'must not contain whitespace');
+  const rated = ratingNumber(s);
+  if (rated === '') throw badInput(field, 'must name a number: digits, or a sip:, sips: or tel: URI with a user part');
+  if (WHITESPACE.test(rated)) throw badInput(field, 'must not contain whitespace other than spaces in its number');
   return s;
 };
 

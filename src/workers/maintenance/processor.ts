@@ -4,7 +4,8 @@ import type { MaintenanceJob } from '../../shared/queues/payloads';
 import type { TransactionDeps } from '../transactions/deps';
 import { recoverInterrupted } from './recover';
 import { requeueEndedCalls } from './requeue-ended';
-import { scanRunningCalls } from './scan-calls';
+import { scanExhaustedCalls, scanRunningCalls } from './scan-calls';
+import { sweepExpiredReservations } from '../transactions/reservations';
 
 /** Housekeeping jobs of the `maintenance` queue. */
 export function maintenanceProcessor(deps: TransactionDeps) {
@@ -17,6 +18,11 @@ export function maintenanceProcessor(deps: TransactionDeps) {
         const recovered = await recoverInterrupted(deps);
         const result = { ...recovered, ...(await scanRunningCalls(ctx)), requeuedCalls: await requeueEndedCalls(ctx) };
         ctx.logger.debug({ jobId: job.id, ...result }, 'running calls scanned');
+        return result;
+      }
+      case 'scan-exhausted-calls': {
+        const result = { ...(await scanExhaustedCalls(ctx)), expiredReservations: await sweepExpiredReservations(ctx.mongo.collections.accounts) };
+        ctx.logger.debug({ jobId: job.id, ...result }, 'exhausted calls checked');
         return result;
       }
       case 'audit-ledger': {

@@ -1,46 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { callId, RunningTransaction } from '../../shared/domain/types';
 import type { AuthorizationJob, AuthorizationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart, MAX_UNITS_CAP, maxAvailableUnits } from '../../shared/rating';
-import { Reasons, TransactionDeps } from './deps';
-import { resolveParties } from './parties';
+import { beforeDeadline, Reasons, TransactionDeps } from './deps';
+import { removeEntry } from './entries';
+import { Party, resolveParties } from './parties';
+import { reserveSlot, slotsHeld } from './reservations';
 import { rateParty } from './route';
+
+type Refuse = (reason: string, by: string | null) => AuthorizationResult;
 
 /**
  * authorization: whether a call may start now, how long it may last, and the ordered carriers.
- * Reads only; it reserves nothing, so it never blocks a later begin.
+ * `max_available_units` keeps the no-overdraft headroom (units.ts); a prepaid party left with 0 units
+ * refuses, since a proxy reads a timeout of 0 as none. With a transaction_tag, a concurrency slot is
+ * reserved on every party that has a limit (reservations.ts), all or none: a refusal by any party
+ * releases those already made. An answer past the agent's deadline (which then says TIMEOUT, i.e. not
+ * authorized) releases them too.
  */
 export async function authorize(deps: TransactionDeps, job: AuthorizationJob): Promise<AuthorizationResult> {
   const { accounts } = deps.ctx.mongo.collections;
-  const refuse = (reason: string, balance: bigint | null = null, carriers: string[] = []): AuthorizationResult => ({
+  const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
+  let carriers: string[] = [];
+  const callerBalance = () => ('parties' in resolved ? resolved.parties[0].account.balance.toString() : null);
+  const refuse: Refuse = (reason, by) => ({
     authorized: false,
     unauthorized_reason: reason,
     max_available_units: 0,
-    balance: balance === null ? null : balance.toString(),
+    balance: callerBalance(),
     carriers,
-    unauthorized_account_tag: null,
+    unauthorized_account_tag: by,
   });
-  const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
-  if ('refusal' in resolved) return refuse(resolved.refusal.reason);
+  if ('refusal' in resolved) return refuse(resolved.refusal.reason, resolved.refusal.account_tag);
   const index = await deps.rating.index();
   const now = new Date();
-  const caller = resolved.parties[0].account;
+  const call = job.transaction_tag === null ? null : callId(job.account_tag, job.transaction_tag);
   let units = MAX_UNITS_CAP;
-  let carriers: string[] = [];
   for (const [i, party] of resolved.parties.entries()) {
     const { account } = party;
     const rate = rateParty(index, account, party.inbound, { destination: job.destination, at: now, carrierIp: null });
-    if (!rate) return refuse(Reasons.UNREACHABLE_DESTINATION, caller.balance);
+    if (!rate) return refuse(Reasons.UNREACHABLE_DESTINATION, account.account_tag);
     if (i === 0) carriers = rate.candidates.map((c) => c.routeString);
     const running = account.running_transactions ?? [];
     const max = account.max_concurrent_transactions;
-    if (max !== null && max !== undefined && running.length >= max) {
-      return refuse(Reasons.TOO_MANY_RUNNING_TRANSACTIONS, caller.balance, carriers);
+    if (max !== null && max !== undefined && slotsHeld(running, now, call ?? '') >= max) {
+      return refuse(Reasons.TOO_MANY_RUNNING_TRANSACTIONS, account.account_tag);
     }
     if (party.inbound) continue;
     const available = availableBalance(account.balance, running, now);
-    if (account.type === 'PREPAID' && !canAffordStart(rate.rate, available)) {
-      return refuse(Reasons.BALANCE_INSUFFICIENT, caller.balance, carriers);
+    const partyUnits = maxAvailableUnits(rate.rate, available, account.type, MAX_UNITS_CAP, deps.ctx.config.authorizationHeadroomSeconds);
+    if (account.type === 'PREPAID' && (!canAffordStart(rate.rate, available) || partyUnits === 0)) {
+      return refuse(Reasons.BALANCE_INSUFFICIENT, account.account_tag);
     }
-    units = Math.min(units, maxAvailableUnits(rate.rate, available, account.type));
+    units = Math.min(units, partyUnits);
   }
-  return { authorized: true, unauthorized_reason: null, max_available_units: units, balance: caller.balance.toString(), carriers, unauthorized_account_tag: null };
+  if (call !== null) {
+    const refusal = await reserveAll(deps, job, call, resolved.parties, now, refuse);
+    if (refusal) return refusal;
+  }
+  return { authorized: true, unauthorized_reason: null, max_available_units: units, balance: callerBalance(), carriers, unauthorized_account_tag: null };
 }
+
+/** Reserves a slot for the call on every party, or none: the refusal, having released what it made. */
+async function reserveAll(deps: TransactionDeps, job: AuthorizationJob, call: string, parties: Party[], now: Date, refuse: Refuse): Promise<AuthorizationResult | null> {
+  const made: Array<{ account_tag: string; id: string }> = [];
+  const release = () => Promise.all(made.map((m) => removeEntry(deps, m.account_tag, m.id)));
+  const until = new Date(now.getTime() + deps.ctx.config.reservationSeconds * 1000);
+  const callParties = parties.map((p) => p.account.account_tag);
+  for (const party of parties) {
+    const reserved = await reserveSlot(deps, party.account, reservationOf(job, call, party, callParties, now, until), now);
+    if (!reserved.ok) {
+      await release();
+      return refuse(reserved.reason, party.account.account_tag);
+    }
+    if (reserved.made) made.push({ account_tag: party.account.account_tag, id: reserved.made });
+  }
+  // The agent has stopped waiting and answers TIMEOUT: not authorized, so nothing may stay held.
+  if (!beforeDeadline(job.deadline)) {
+    await release();
+    return refuse(Reasons.TIMEOUT, null);
+  }
+  return null;
+}
+
+function reservationOf(job: AuthorizationJob, call: string, party: Party, callParties: string[], now: Date, until: Date): RunningTransaction {
+  return {
+    id: randomUUID(),
+    transaction_tag: job.transaction_tag!,
+    origin_account_tag: job.account_tag,
+    call_id: call,
+    source: job.source ?? '',
+    destination: job.destination,
+    carrier_ip: '',
+    rate: null,
+    in_progress: true,
+    inbound: party.inbound,
+    timestamp_begin: now,
+    timestamp_end: null,
+    call_parties: callParties,
+    reserved_until: until,
+  };
+}
+

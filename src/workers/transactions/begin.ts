@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
-import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/types';
+import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
 import { refusalAlert } from '../../shared/alerts';
 import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart } from '../../shared/rating';
@@ -10,6 +10,7 @@ import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { Reasons, TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
+import { dropExpired, takeOverReservation } from './reservations';
 import { PartyRate, rateParty } from './route';
 
 const MAX_OPTIMISTIC_ATTEMPTS = 200;
@@ -35,6 +36,16 @@ async function insertEntry(
     const same = running.find((r) => r.call_id === entry.call_id);
     // This very job inserted it before a crash: a re-run carries on from there.
     if (same && same.begin_job === entry.begin_job) return { ok: true, entryId: same.id };
+    const prepaid = account.type === 'PREPAID' && !party.inbound;
+    if (same && isReservation(same)) {
+      // The call's authorization holds its slot: the entry takes it over, so the limit is not checked again.
+      if (prepaid && !canAffordStart(entry.rate, availableBalance(account.balance, running, new Date()))) {
+        return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
+      }
+      if (await takeOverReservation(deps, account, same.id, entry, prepaid)) return { ok: true, entryId: entry.id };
+      account = await accounts.findOne({ _id: account._id });
+      continue;
+    }
     if (same) {
       // Another begin of this call (a client's retry) stands only if it is decided 'done'.
       const fate = same.begin_job
@@ -52,9 +63,13 @@ async function insertEntry(
     }
     const max = account.max_concurrent_transactions;
     if (max !== null && max !== undefined && running.length >= max) {
+      // Reservations past their time hold no slot: removed, the account is read again.
+      if ((await dropExpired(accounts, account, new Date())) > 0) {
+        account = await accounts.findOne({ _id: account._id });
+        continue;
+      }
       return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
     }
-    const prepaid = account.type === 'PREPAID' && !party.inbound;
     if (prepaid && !canAffordStart(entry.rate, availableBalance(account.balance, running, new Date()))) {
       return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
     }

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../shared/context';
-import { AccountDoc, callId, RunningTransaction } from '../../shared/domain/types';
+import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import { jobId } from '../../shared/queues/names';
 import type { RollbackTarget } from '../../shared/outcomes';
@@ -16,7 +16,8 @@ async function endEntry(
   ref: JobRef,
 ): Promise<AccountDoc | null> {
   return accounts.findOneAndUpdate(
-    { account_tag: accountTag, running_transactions: { $elemMatch: { call_id: call, in_progress: true } } },
+    // reserved_until null: an authorization's reservation is no call to end.
+    { account_tag: accountTag, running_transactions: { $elemMatch: { call_id: call, in_progress: true, reserved_until: null } } },
     {
       $set: {
         'running_transactions.$[e].in_progress': false,
@@ -78,7 +79,7 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   }
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
-  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => doc?.running_transactions.find((r) => r.call_id === call);
+  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => doc?.running_transactions.find((r) => r.call_id === call && !isReservation(r));
   const endedByUs = async (tag: string) => {
     const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: 1 } }));
     return entry && entry.end_job === ref.id ? entry : undefined;

@@ -29,8 +29,8 @@ describe('processing is exact under duplicate delivery and worker crashes', () =
   it('the same processing job delivered twice debits once', async () => {
     await h.ctx.queues.processing.pause();
     try {
-      expect((await begin('d1', 'dup')).body).toEqual({ ok: true, reason: null });
-      expect((await end('d1', 'dup', 10)).body).toEqual({ ok: true, reason: null });
+      expect((await begin('d1', 'dup')).body).toMatchObject({ ok: true, reason: null });
+      expect((await end('d1', 'dup', 10)).body).toMatchObject({ ok: true, reason: null });
       // Two more deliveries of the same work under other job ids, as after a lost lock or a re-enqueue.
       const entryId = (await accounts().findOne({ account_tag: 'dup' }))!.running_transactions[0].id;
       const payload = { account_tag: 'dup', transaction_tag: 'd1', entry_id: entryId, enqueued_at: new Date().toISOString() };

@@ -37,7 +37,7 @@ describe('transaction lifecycle through the agent', () => {
     expect(entries[0].rate).toMatchObject({ rate: 20, carrier_tag: 'c1', prefix: '3932' });
 
     const end = await h.rest('/v1/end_transaction', { transaction_tag: 't1', account_tag: 'alice', timestamp_end: '2026-11-21T10:00:38Z' });
-    expect(end).toEqual({ status: 200, body: { ok: true, reason: null } });
+    expect(end).toMatchObject({ status: 200, body: { ok: true, reason: null } });
     entries = await running('alice');
     expect(entries[0]).toMatchObject({ in_progress: false });
     expect(entries[0].timestamp_end).toEqual(new Date('2026-11-21T10:00:38Z'));
@@ -111,16 +111,16 @@ describe('agent operations and refusals', () => {
     ['NOT_ACTIVE', call('r5', 'child2')],
   ])('begin refuses with %s and leaves nothing behind', async (reason, input) => {
     const result = await h.rest('/v1/begin_transaction', input);
-    expect(result).toEqual({ status: 200, body: { ok: false, reason } });
+    expect(result).toMatchObject({ status: 200, body: { ok: false, reason } });
     const stored = await accounts().find({ 'running_transactions.transaction_tag': input.transaction_tag }).toArray();
     expect(stored).toEqual([]);
   });
 
   it('refuses a begin past max_concurrent_transactions and a duplicate tag', async () => {
-    for (const tag of ['l1', 'l2']) expect((await h.rest('/v1/begin_transaction', call(tag, 'limited'))).body).toEqual({ ok: true, reason: null });
-    expect((await h.rest('/v1/begin_transaction', call('l3', 'limited'))).body).toEqual({ ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'l2', account_tag: 'limited' })).body).toEqual({ ok: true, reason: null });
-    expect((await h.rest('/v1/begin_transaction', call('l1', 'limited'))).body).toEqual({ ok: false, reason: 'DUPLICATE_TRANSACTION' });
+    for (const tag of ['l1', 'l2']) expect((await h.rest('/v1/begin_transaction', call(tag, 'limited'))).body).toMatchObject({ ok: true, reason: null });
+    expect((await h.rest('/v1/begin_transaction', call('l3', 'limited'))).body).toMatchObject({ ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'l2', account_tag: 'limited' })).body).toMatchObject({ ok: true, reason: null });
+    expect((await h.rest('/v1/begin_transaction', call('l1', 'limited'))).body).toMatchObject({ ok: false, reason: 'DUPLICATE_TRANSACTION' });
     expect((await running('limited')).map((e) => e.transaction_tag)).toEqual(['l1']);
   });
 
@@ -134,13 +134,13 @@ describe('agent operations and refusals', () => {
   });
 
   it('end of an unknown call is NOT_FOUND; ending twice is ALREADY_ENDED and changes nothing', async () => {
-    expect((await h.rest('/v1/end_transaction', { transaction_tag: 'zz', account_tag: 'rich' })).body).toEqual({ ok: false, reason: 'NOT_FOUND' });
+    expect((await h.rest('/v1/end_transaction', { transaction_tag: 'zz', account_tag: 'rich' })).body).toMatchObject({ ok: false, reason: 'NOT_FOUND' });
     await h.ctx.queues.processing.pause();
     try {
       await h.rest('/v1/begin_transaction', call('e1', 'post'));
-      expect((await h.rest('/v1/end_transaction', { transaction_tag: 'e1', account_tag: 'post', timestamp_end: '2030-01-01T00:00:00' })).body).toEqual({ ok: true, reason: null });
+      expect((await h.rest('/v1/end_transaction', { transaction_tag: 'e1', account_tag: 'post', timestamp_end: '2030-01-01T00:00:00' })).body).toMatchObject({ ok: true, reason: null });
       const ended = (await running('post'))[0];
-      expect((await h.rest('/v1/end_transaction', { transaction_tag: 'e1', account_tag: 'post' })).body).toEqual({ ok: false, reason: 'ALREADY_ENDED' });
+      expect((await h.rest('/v1/end_transaction', { transaction_tag: 'e1', account_tag: 'post' })).body).toMatchObject({ ok: false, reason: 'ALREADY_ENDED' });
       expect((await running('post'))[0]).toEqual(ended);
     } finally {
       await h.ctx.queues.processing.resume();
@@ -150,10 +150,10 @@ describe('agent operations and refusals', () => {
 
   it('a prepaid begin counts running calls against the available balance', async () => {
     await accounts().insertOne(account('tight', { balance: 40n }));
-    expect((await h.rest('/v1/begin_transaction', call('tight1', 'tight'))).body).toEqual({ ok: true, reason: null });
-    expect((await h.rest('/v1/begin_transaction', call('tight2', 'tight'))).body).toEqual({ ok: true, reason: null });
+    expect((await h.rest('/v1/begin_transaction', call('tight1', 'tight'))).body).toMatchObject({ ok: true, reason: null });
+    expect((await h.rest('/v1/begin_transaction', call('tight2', 'tight'))).body).toMatchObject({ ok: true, reason: null });
     // Each running call already owes its first minute (20): nothing is left for a third.
-    expect((await h.rest('/v1/begin_transaction', call('tight3', 'tight'))).body).toEqual({ ok: false, reason: 'BALANCE_INSUFFICIENT' });
+    expect((await h.rest('/v1/begin_transaction', call('tight3', 'tight'))).body).toMatchObject({ ok: false, reason: 'BALANCE_INSUFFICIENT' });
   });
 
   it('bills linked (parent) accounts on their own pricelists, and the caller on its own', async () => {
@@ -169,10 +169,10 @@ describe('agent operations and refusals', () => {
 
   it('inbound calls hold an entry on the receiving account, count against its limit and cost it nothing', async () => {
     const first = await h.rest('/v1/begin_transaction', call('in1', 'rich', { destination_account_tag: 'callee' }));
-    expect(first.body).toEqual({ ok: true, reason: null });
+    expect(first.body).toMatchObject({ ok: true, reason: null });
     expect((await running('callee'))[0]).toMatchObject({ transaction_tag: 'in1', inbound: true, in_progress: true });
     const second = await h.rest('/v1/begin_transaction', call('in2', 'rich', { destination_account_tag: 'callee' }));
-    expect(second.body).toEqual({ ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
+    expect(second.body).toMatchObject({ ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
     expect((await running('rich')).some((e) => e.transaction_tag === 'in2')).toBe(false);
     await h.rest('/v1/end_transaction', { transaction_tag: 'in1', account_tag: 'rich' });
     await waitFor(async () => (await running('callee')).length === 0, 'processing of in1');
@@ -201,14 +201,14 @@ describe('agent operations and refusals', () => {
     const input = call('rec1', 'recorder', { timestamp_begin: '2026-11-21T10:00:00Z', timestamp_end: '2026-11-21T10:01:01Z' });
     expect((await h.gql(`mutation($b: String!, $e: String!) { recordTransaction(transaction_tag: "rec1", account_tag: "recorder", source: "100", destination: "393299", timestamp_begin: $b, timestamp_end: $e) { ok reason } }`, { b: input.timestamp_begin, e: input.timestamp_end })).body.data).toEqual({ recordTransaction: { ok: true, reason: null } });
     expect(await balance('recorder')).toBe(100_000n - 40n);
-    expect((await h.rest('/v1/record_transaction', input)).body).toEqual({ ok: false, reason: 'DUPLICATE_TRANSACTION' });
+    expect((await h.rest('/v1/record_transaction', input)).body).toMatchObject({ ok: false, reason: 'DUPLICATE_TRANSACTION' });
     expect(await balance('recorder')).toBe(100_000n - 40n);
     expect(await transactions().findOne({ account_tag: 'recorder', transaction_tag: 'rec1' })).toMatchObject({ authorized: null, failed: false, duration: 61, fee: 40n });
 
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'rec1', account_tag: 'recorder' })).body).toEqual({ ok: true, reason: null });
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'rec1', account_tag: 'recorder' })).body).toMatchObject({ ok: true, reason: null });
     expect(await balance('recorder')).toBe(100_000n);
     expect(await transactions().findOne({ account_tag: 'recorder', transaction_tag: 'rec1' })).toBeNull();
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'rec1', account_tag: 'recorder' })).body).toEqual({ ok: false, reason: 'NOT_FOUND' });
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'rec1', account_tag: 'recorder' })).body).toMatchObject({ ok: false, reason: 'NOT_FOUND' });
     expect(await balance('recorder')).toBe(100_000n);
   });
 
@@ -234,7 +234,7 @@ describe('agent operations and refusals', () => {
       { ...base, _id: 'imp-running', transaction_tag: 'i2', charge_op: 'imp/f/1' },
       { ...base, _id: 'imp-unknown', transaction_tag: 'i3', charge_op: 'imp/f/2' },
     ]);
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i1', account_tag: 'imported' })).body).toEqual({ ok: true, reason: null });
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i1', account_tag: 'imported' })).body).toMatchObject({ ok: true, reason: null });
     expect(await balance('imported')).toBe(100n);
 
     // Batch 1 has not stored its result: the rollback waits, touching nothing, until it does.
@@ -243,18 +243,18 @@ describe('agent operations and refusals', () => {
     expect(await transactions().findOne({ _id: 'imp-running' })).not.toBeNull();
     expect(await balance('imported')).toBe(100n);
     await batches.updateOne({ _id: 'imp/f/1' }, { $set: finished(2) });
-    expect((await pending).body).toEqual({ ok: true, reason: null });
+    expect((await pending).body).toMatchObject({ ok: true, reason: null });
     expect(await balance('imported')).toBe(130n);
 
     // No batch document and no debit in the ledger: nothing is refunded.
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i3', account_tag: 'imported' })).body).toEqual({ ok: true, reason: null });
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'i3', account_tag: 'imported' })).body).toMatchObject({ ok: true, reason: null });
     expect(await balance('imported')).toBe(130n);
     expect(await transactions().countDocuments({ account_tag: 'imported' })).toBe(0);
   });
 
   it('rolls back a running call without charge', async () => {
     await h.rest('/v1/begin_transaction', call('rb1', 'rich'));
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'rb1', account_tag: 'rich' })).body).toEqual({ ok: true, reason: null });
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'rb1', account_tag: 'rich' })).body).toMatchObject({ ok: true, reason: null });
     expect((await running('rich')).some((e) => e.transaction_tag === 'rb1')).toBe(false);
     expect(await transactions().findOne({ account_tag: 'rich', transaction_tag: 'rb1' })).toBeNull();
   });

@@ -215,7 +215,7 @@ describe('recovery: through the agent', () => {
     } finally {
       await h.ctx.queues.transactions.resume();
     }
-    expect(answer).toEqual({ status: 200, body: { ok: false, reason: 'TIMEOUT' } });
+    expect(answer).toMatchObject({ status: 200, body: { ok: false, reason: 'TIMEOUT' } });
     expect(await h.ctx.mongo.collections.outcomes.countDocuments({ state: 'abandoned', transaction_tag: 'late' })).toBe(1);
     await waitFor(async () => (await h.ctx.queues.transactions.getJobCounts('completed')).completed >= 1, 'the late job ran');
     for (const tag of ['slow', 'slowmum']) expect((await h.ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions).toEqual([]);

@@ -62,25 +62,25 @@ describe('ledger: each charge and refund exactly once', () => {
   afterAll(() => h?.close());
 
   it('defect 1: a tag reused after a rollback is charged and refunded each time (record path)', async () => {
-    expect(await record('t1', 'reuse', 10)).toEqual(ok);
+    expect(await record('t1', 'reuse', 10)).toMatchObject(ok);
     expect(await balance('reuse')).toBe(989n);
-    expect(await rollback('t1', 'reuse')).toEqual(ok);
+    expect(await rollback('t1', 'reuse')).toMatchObject(ok);
     expect(await balance('reuse')).toBe(1000n);
-    expect(await record('t1', 'reuse', 10)).toEqual(ok);
+    expect(await record('t1', 'reuse', 10)).toMatchObject(ok);
     expect(await balance('reuse')).toBe(989n);
     expect(await transactions().countDocuments({ account_tag: 'reuse', transaction_tag: 't1' })).toBe(1);
-    expect(await rollback('t1', 'reuse')).toEqual(ok);
+    expect(await rollback('t1', 'reuse')).toMatchObject(ok);
     expect(await balance('reuse')).toBe(1000n);
     expect(await transactions().countDocuments({ account_tag: 'reuse', transaction_tag: 't1' })).toBe(0);
   });
 
   it('defect 1: a tag reused after a rollback is charged again (begin/end path), and nothing leaks', async () => {
     for (let round = 0; round < 2; round++) {
-      expect(await begin('t2', 'reuse2')).toEqual(ok);
-      expect(await end('t2', 'reuse2', 10)).toEqual(ok);
+      expect(await begin('t2', 'reuse2')).toMatchObject(ok);
+      expect(await end('t2', 'reuse2', 10)).toMatchObject(ok);
       await processed('reuse2');
       expect(await balance('reuse2')).toBe(989n);
-      expect(await rollback('t2', 'reuse2')).toEqual(ok);
+      expect(await rollback('t2', 'reuse2')).toMatchObject(ok);
       expect(await balance('reuse2')).toBe(1000n);
     }
     expect(await running('reuse2')).toEqual([]);
@@ -89,15 +89,15 @@ describe('ledger: each charge and refund exactly once', () => {
   it('defect 2: rollback of the caller refunds a parent whose processing already ran', async () => {
     await h.ctx.queues.processing.pause();
     try {
-      expect(await begin('t3', 'child')).toEqual(ok);
-      expect(await end('t3', 'child', 20)).toEqual(ok);
+      expect(await begin('t3', 'child')).toMatchObject(ok);
+      expect(await end('t3', 'child', 20)).toMatchObject(ok);
       // Only the parent's processing runs (in this process, as a worker would).
       const entry = (await running('parent'))[0];
       const deps = { ctx: h.ctx, rating: null } as unknown as TransactionDeps;
       const job = { account_tag: 'parent', transaction_tag: 't3', entry_id: (entry as { id?: string }).id, enqueued_at: new Date().toISOString() };
       expect((await processEndedCall(deps, job as never)).outcome).toBe('charged');
       expect(await balance('parent')).toBe(979n);
-      expect(await rollback('t3', 'child')).toEqual(ok);
+      expect(await rollback('t3', 'child')).toMatchObject(ok);
     } finally {
       await h.ctx.queues.processing.resume();
     }
@@ -109,25 +109,25 @@ describe('ledger: each charge and refund exactly once', () => {
   });
 
   it('defect 3: two callers under one parent with the same tag are two calls for the parent', async () => {
-    expect(await begin('same', 'kid1')).toEqual(ok);
-    expect(await begin('same', 'kid2')).toEqual(ok);
-    expect(await end('same', 'kid1', 10)).toEqual(ok);
-    expect(await end('same', 'kid2', 20)).toEqual(ok);
+    expect(await begin('same', 'kid1')).toMatchObject(ok);
+    expect(await begin('same', 'kid2')).toMatchObject(ok);
+    expect(await end('same', 'kid1', 10)).toMatchObject(ok);
+    expect(await end('same', 'kid2', 20)).toMatchObject(ok);
     await processed('kid1', 'kid2', 'reseller');
     expect(await balance('kid1')).toBe(989n);
     expect(await balance('kid2')).toBe(979n);
     expect(await balance('reseller')).toBe(1000n - 11n - 21n);
     expect(await transactions().countDocuments({ account_tag: 'reseller', transaction_tag: 'same' })).toBe(2);
     // Rolling back kid2's call refunds the reseller's share of that call only.
-    expect(await rollback('same', 'kid2')).toEqual(ok);
+    expect(await rollback('same', 'kid2')).toMatchObject(ok);
     expect(await balance('kid2')).toBe(1000n);
     expect(await balance('reseller')).toBe(1000n - 11n);
     expect(await transactions().countDocuments({ account_tag: 'reseller', transaction_tag: 'same' })).toBe(1);
   });
 
   it('defect 6: processing retried after hundreds of other charges on the account finds its charge, keeps its record', async () => {
-    expect(await begin('w1', 'busy')).toEqual(ok);
-    expect(await end('w1', 'busy', 10)).toEqual(ok);
+    expect(await begin('w1', 'busy')).toMatchObject(ok);
+    expect(await end('w1', 'busy', 10)).toMatchObject(ok);
     await processed('busy');
     const charged = await waitFor(() => transactions().findOne({ account_tag: 'busy', transaction_tag: 'w1', state: 'charged' }), 'record charged');
     expect(charged).toMatchObject({ state: 'charged', fee: 11n });
@@ -135,7 +135,7 @@ describe('ledger: each charge and refund exactly once', () => {
     await transactions().updateOne({ _id: charged!._id }, { $set: { state: 'pending' } });
     for (let i = 0; i < 510; i += 30) {
       const results = await Promise.all(Array.from({ length: Math.min(30, 510 - i) }, (_, j) => record(`f${i + j}`, 'busy', 1)));
-      for (const r of results) expect(r).toEqual(ok);
+      for (const r of results) expect(r).toMatchObject(ok);
     }
     expect(await balance('busy')).toBe(1_000_000n - 11n - 510n * 2n);
     const deps = { ctx: h.ctx, rating: null } as unknown as TransactionDeps;
@@ -146,16 +146,16 @@ describe('ledger: each charge and refund exactly once', () => {
   }, 120000);
 
   it('defect 6: a rollback retried after hundreds of other operations refunds once', async () => {
-    expect(await record('r1', 'busy2', 10)).toEqual(ok);
+    expect(await record('r1', 'busy2', 10)).toMatchObject(ok);
     const charged = await transactions().findOne({ account_tag: 'busy2', transaction_tag: 'r1' });
-    expect(await rollback('r1', 'busy2')).toEqual(ok);
+    expect(await rollback('r1', 'busy2')).toMatchObject(ok);
     expect(await balance('busy2')).toBe(1_000_000n);
     // The crash point of a rollback: refunded, but the record not yet deleted.
     await transactions().insertOne({ ...charged!, state: 'rolling_back' });
     for (let i = 0; i < 510; i += 30) {
       await Promise.all(Array.from({ length: Math.min(30, 510 - i) }, (_, j) => record(`g${i + j}`, 'busy2', 1)));
     }
-    expect(await rollback('r1', 'busy2')).toEqual(ok);
+    expect(await rollback('r1', 'busy2')).toMatchObject(ok);
     expect(await balance('busy2')).toBe(1_000_000n - 510n * 2n);
     expect(await transactions().countDocuments({ account_tag: 'busy2', transaction_tag: 'r1' })).toBe(0);
   }, 120000);

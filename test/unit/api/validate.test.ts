@@ -69,9 +69,10 @@ describe('field validators', () => {
     for (const bad of ['44 20', '\t', 'x'.repeat(65)]) expectRefused(prefix, bad);
   });
 
-  it('number (destination): non-empty, no whitespace', () => {
+  it('number (destination): names a number, as sent', () => {
     expect(number('f', '442071234567')).toBe('442071234567');
-    for (const bad of ['', '44 20']) expectRefused(number, bad);
+    expect(number('f', '44 20')).toBe('44 20');
+    for (const bad of ['', '+', 'sip:@host']) expectRefused(number, bad);
   });
 
   it('text: bounded length', () => {

@@ -117,6 +117,34 @@ describe('RatingIndex prefix choice', () => {
   });
 });
 
+describe('RatingIndex on SIP/TEL URI destinations (DESIGN.md section 4)', () => {
+  const index = RatingIndex.build(
+    [rate('retail', 'b', '44', 10), rate('retail', 'c', '4420', 12), rate('retail', 'd', '4420', 11), rate('retail', 'a', '4', 5)],
+    CARRIERS,
+  );
+  const plain = '442071234567';
+
+  test.each([
+    'sip:+442071234567@gw.example.net;user=phone',
+    '<sip:+44 20 7123 4567@10.0.0.1:5060;user=phone>',
+    '"Alice" <sips:+44-20-7123-4567@example.com>;tag=1',
+    'tel:+44-20-7123-4567;phone-context=example.com',
+    'SIP:%2B442071234567@HOST?Subject=x',
+    '+44 (20) 7123.4567',
+  ])('%s rates, routes and picks its best rate like the plain number', (destination) => {
+    expect(index.matchingPrefixRates(['retail'], destination, NOW)).toEqual(index.matchingPrefixRates(['retail'], plain, NOW));
+    expect(index.route(q(destination))).toEqual(index.route(q(plain)));
+    expect(prefixOf(index, q(destination))).toBe('4420');
+    expect(tagsOf(index, q(destination))).toEqual(['d', 'c']);
+  });
+
+  test('a URI naming no number matches only a catch-all rate', () => {
+    expect(index.route(q('sip:host;user=phone'))).toEqual([]);
+    const catchAll = RatingIndex.build([rate('retail', 'e', '', 1)], CARRIERS);
+    expect(prefixOf(catchAll, q('sip:@host'))).toBe('');
+  });
+});
+
 describe('RatingIndex validity windows', () => {
   const START = new Date(T0 + 1000);
   const END = new Date(T0 + 5000);

@@ -121,12 +121,13 @@ describe('text rules shared by every surface', () => {
       expectRefused(text(1024), 'd'.repeat(1025), /at most 1024/);
     });
 
-    it('number: 1 to 256, no whitespace', () => {
+    it('number: 1 to 256, spaces as separators but no other whitespace in the number', () => {
       expect(number('f', '9'.repeat(256))).toHaveLength(256);
       expectRefused(number, '9'.repeat(257));
       expectRefused(number, '');
-      expectRefused(number, '44 20', /whitespace/);
-      expectRefused(number, '44\u00a020', /whitespace/);
+      expect(number('f', '44 20')).toBe('44 20');
+      expectRefused(number, '44\u00a020', /whitespace other than spaces/);
+      expectRefused(number, 'sip:44\u300020@host', /whitespace other than spaces/);
       expect(number('f', 'anonymous')).toBe('anonymous');
     });
 
@@ -153,6 +154,37 @@ describe('text rules shared by every surface', () => {
 
     it('refuses an oversized value without scanning it for anything else', () => {
       expectRefused(tag, `${'x'.repeat(1_000_000)}\u0000`, /at most 128/);
+    });
+  });
+
+  describe('number: plain numbers and SIP/TEL URIs as proxies send them (DESIGN.md section 4)', () => {
+    it.each([
+      'sip:+39 06 1234@host;user=phone',
+      '<sip:+39 06 1234@10.0.0.1:5060;user=phone>',
+      '"Alice" <sips:+1-202-555-0100@example.com>',
+      '"Al \\"the phone\\" ice" <sip:100@pbx.example.com>;tag=a1b2',
+      'tel:+39-06-1234;phone-context=example.com',
+      'sip:0612345@host?Subject=x',
+      'SIP:123@HOST',
+      'sip:%2B3906@h',
+      'sip:123@[2001:db8::1]:5060',
+      '+39 06 1234',
+      '(020) 555.0100',
+      '393299',
+      'x'.repeat(200) + ' <sip:1@h>',
+    ])('accepts %s and stores it as sent', (value) => {
+      expect(number('f', value)).toBe(value);
+    });
+
+    it.each(['sip:@host', 'sip:host', 'tel:', '<sips:;user=phone@h>', '+', '( - . )', 'sip:%20@host', '"Bob" <tel:+>'])(
+      'refuses %s, which names no number, saying so',
+      (value) => expectRefused(number, value, /must name a number/),
+    );
+
+    it('keeps the shared rules for URIs too: controls, length, surrounding whitespace', () => {
+      expectRefused(number, 'sip:39\u000006@host', /control characters/);
+      expectRefused(number, `sip:${'1'.repeat(250)}@host`, /at most 256/);
+      expectRefused(number, ' sip:1@h', /whitespace/);
     });
   });
 

@@ -1,4 +1,4 @@
-import type { AccountDoc, RunningTransaction } from '../../../shared/domain/types';
+import { type AccountDoc, isReservation, type RunningTransaction } from '../../../shared/domain/types';
 import { formatDateTime } from '../../../shared/graphql/scalars';
 import type { AccountFilter } from '../../store/accounts';
 import type { ApiContext, ApiResolvers } from '../context';
@@ -43,7 +43,8 @@ export const accountResolvers: ApiResolvers = {
   Account: {
     id: (account: AccountDoc) => account._id,
     linked_accounts: (account: AccountDoc, _args: Args, { stores }: ApiContext) => stores.accounts.findByTags(account.linked_accounts ?? []),
-    running_transactions: (account: AccountDoc) => account.running_transactions ?? [],
+    // Reservations are slots held for calls not begun yet, not calls.
+    running_transactions: (account: AccountDoc) => (account.running_transactions ?? []).filter((e) => !isReservation(e)),
     destination_rate: async (account: AccountDoc, args: Args, context: ApiContext) => {
       const route = await routeForAccount(account, args, context);
       return route && route.length > 0 ? asRateDoc(route[0].rate) : null;

@@ -1,0 +1,93 @@
+import type { AuthorizationJob, AuthorizationResult, OperationResult } from '../shared/queues/payloads';
+import type { JsonSchema } from './fields';
+import type { RecordItemResult } from './record-batch';
+
+/**
+ * What the agent answers, in the shape of Canyan's agent (DESIGN.md section 9): the worker's result
+ * plus the request's own identifiers, so a proxy can match an answer to its call without keeping
+ * state. The tables describe the answers to GraphQL (graphql/transactions.ts) and OpenAPI
+ * (rest/openapi.ts).
+ */
+
+export interface OperationAnswer extends OperationResult {
+  transaction_tag: string;
+  account_tag: string;
+}
+
+export interface AuthorizationAnswer extends Omit<AuthorizationResult, 'unauthorized_account_tag'> {
+  transaction_tag: string | null;
+  account_tag: string;
+  destination_account_tag: string | null;
+  authorized_destination: boolean | null;
+  unauthorized_account_tag: string | null;
+}
+
+type AnswerType = 'boolean' | 'string' | 'int' | 'strings';
+
+export interface AnswerField {
+  type: AnswerType;
+  nullable: boolean;
+  description: string;
+}
+
+export const answerTypes: Record<AnswerType, { graphql: string; schema: JsonSchema }> = {
+  boolean: { graphql: 'Boolean', schema: { type: 'boolean' } },
+  string: { graphql: 'String', schema: { type: 'string' } },
+  int: { graphql: 'Int', schema: { type: 'integer' } },
+  strings: { graphql: '[String!]', schema: { type: 'array', items: { type: 'string' } } },
+};
+
+const REFUSALS = 'NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, TOO_MANY_RUNNING_TRANSACTIONS, BALANCE_INSUFFICIENT';
+const FAILURES = 'BUSY, TIMEOUT, UNAVAILABLE';
+
+const accountTag: AnswerField = { type: 'string', nullable: false, description: 'The calling account: its tag, also when the request named it by a SIP/TEL URI' };
+
+export const operationAnswerFields: Record<keyof OperationAnswer, AnswerField> = {
+  ok: { type: 'boolean', nullable: false, description: 'Whether the operation happened (business refusals are ok: false, not errors)' },
+  reason: { type: 'string', nullable: true, description: `Why not: ${REFUSALS}, DUPLICATE_TRANSACTION, ALREADY_ENDED, ${FAILURES}; null when ok` },
+  transaction_tag: { type: 'string', nullable: false, description: 'The call, as in the request' },
+  account_tag: accountTag,
+};
+
+export const authorizationAnswerFields: Record<keyof AuthorizationAnswer, AnswerField> = {
+  authorized: { type: 'boolean', nullable: false, description: 'Whether the call may start now' },
+  unauthorized_reason: { type: 'string', nullable: true, description: `Why not: ${REFUSALS}, ${FAILURES}; null when authorized` },
+  max_available_units: { type: 'int', nullable: false, description: 'Longest call in seconds the available balance pays for (capped at 14400)' },
+  balance: { type: 'string', nullable: true, description: 'Balance of the calling account in minor units (decimal string, 64-bit)' },
+  carriers: { type: 'strings', nullable: false, description: 'Carriers in least-cost order, as PROTOCOL:host:port' },
+  transaction_tag: { type: 'string', nullable: true, description: 'The call, as in the request (null when none was given)' },
+  account_tag: accountTag,
+  destination_account_tag: { type: 'string', nullable: true, description: 'The receiving account, resolved as account_tag is; null when none was given' },
+  authorized_destination: { type: 'boolean', nullable: true, description: "Whether the destination may be called (Canyan's field): true when authorized, false when refused as UNREACHABLE_DESTINATION, null when refused before the destination was decided" },
+  unauthorized_account_tag: { type: 'string', nullable: true, description: 'The account that refused the call (the caller, a linked account or the receiver); null when authorized or when no account decided (TIMEOUT, UNAVAILABLE)' },
+};
+
+/** One item's answer in recordTransactions, by its position in the request. */
+export const recordItemAnswerFields: Record<keyof RecordItemResult, AnswerField> = {
+  index: { type: 'int', nullable: false, description: "The item's position in the request, from 0" },
+  transaction_tag: { type: 'string', nullable: true, description: "The item's transaction_tag when it was a string" },
+  ok: operationAnswerFields.ok,
+  reason: { type: 'string', nullable: true, description: 'As recordTransaction, or BAD_USER_INPUT: <field>: <problem>; null when ok' },
+};
+
+/** The answer to begin, end, record or rollback: the worker's result and the call it is about. */
+export function operationAnswer(job: { transaction_tag: string; account_tag: string }, result: OperationResult): OperationAnswer {
+  return { ok: result.ok, reason: result.reason, transaction_tag: job.transaction_tag, account_tag: job.account_tag };
+}
+
+export function authorizationAnswer(job: AuthorizationJob, result: AuthorizationResult): AuthorizationAnswer {
+  return {
+    authorized: result.authorized,
+    unauthorized_reason: result.unauthorized_reason,
+    max_available_units: result.max_available_units,
+    balance: result.balance,
+    carriers: result.carriers,
+    transaction_tag: job.transaction_tag,
+    account_tag: job.account_tag,
+    destination_account_tag: job.destination_account_tag,
+    // A boolean, as Canyan's agent answers it, so its typed clients read it unchanged.
+    authorized_destination: result.authorized ? true : result.unauthorized_reason === 'UNREACHABLE_DESTINATION' ? false : null,
+    // A worker of an older version does not set it: null, not a missing member, in the JSON answer.
+    unauthorized_account_tag: result.unauthorized_account_tag ?? null,
+  };
+}

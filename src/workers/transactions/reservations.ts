@@ -1,0 +1,107 @@
+import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import { expiredReservations, isReservation } from '../../shared/domain/types';
+import type { Collections } from '../../shared/mongo';
+import type { TransactionDeps } from './deps';
+
+/**
+ * Concurrency reservations (DESIGN.md section 4, issue 11). An authorization with a transaction_tag
+ * holds a slot on every party that has a limit, as an element of `running_transactions` flagged by
+ * `reserved_until`: it counts against `max_concurrent_transactions` through the same array-index
+ * filter as a begin, so parallel authorizations and begins together never exceed the limit. It has no
+ * rate, so it costs nothing and never enters the available balance. Begin replaces it in place with
+ * the call's running entry (the slot passes on, no second one is taken); rollback removes it like a
+ * running entry; a reservation past its time holds nothing: whoever finds it in the way of a slot
+ * removes it, and the maintenance pass removes the rest.
+ * Parties without a limit get no reservation: there is no slot to hold, and it saves a write.
+ */
+
+const MAX_ATTEMPTS = 50;
+
+export type Reserved = { ok: true; made: string | null } | { ok: false; reason: 'TOO_MANY_RUNNING_TRANSACTIONS' | 'NOT_FOUND' | 'BUSY' };
+
+/** Entries holding a slot at `now` other than the call's own (a retried authorization, or the call already begun). */
+export function slotsHeld(running: readonly RunningTransaction[], now: Date, call: string): number {
+  const expired = new Set(expiredReservations(running, now));
+  return running.filter((e) => e.call_id !== call && !expired.has(e)).length;
+}
+
+/**
+ * Removes the reservations of `account` past their time; the number removed. Each by its id and only
+ * while still expired, so one renewed or taken over by begin meanwhile stays.
+ */
+export async function dropExpired(accounts: Collections['accounts'], account: Pick<AccountDoc, 'account_tag' | 'running_transactions'>, now: Date): Promise<number> {
+  const removed = await Promise.all(
+    expiredReservations(account.running_transactions ?? [], now).map((e) =>
+      accounts.updateOne(
+        { account_tag: account.account_tag, running_transactions: { $elemMatch: { id: e.id, reserved_until: { $lte: now } } } },
+        { $pull: { running_transactions: { id: e.id } }, $inc: { rev: 1 } },
+      ),
+    ),
+  );
+  return removed.reduce((n, r) => n + r.modifiedCount, 0);
+}
+
+/**
+ * Holds one slot on `account` for the call of `reservation`, atomically with the limit. A retried
+ * authorization of the same call renews its reservation; a call already begun holds its slot already.
+ * `made` names a reservation this call added (to release if another party refuses).
+ */
+export async function reserveSlot(deps: TransactionDeps, account: AccountDoc, reservation: RunningTransaction, now: Date): Promise<Reserved> {
+  const { accounts } = deps.ctx.mongo.collections;
+  let doc: AccountDoc | null = account;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (!doc) return { ok: false, reason: 'NOT_FOUND' };
+    const running = doc.running_transactions ?? [];
+    const same = running.find((e) => e.call_id === reservation.call_id);
+    if (same) {
+      if (isReservation(same)) await renew(accounts, doc.account_tag, same.id, reservation.reserved_until!);
+      return { ok: true, made: null };
+    }
+    const max = doc.max_concurrent_transactions;
+    if (max === null || max === undefined) return { ok: true, made: null };
+    if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max) return { ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' };
+    if (running.length >= max && (await dropExpired(accounts, doc, now)) > 0) {
+      doc = await accounts.findOne({ _id: doc._id });
+      continue;
+    }
+    const added = await accounts.updateOne(
+      { _id: doc._id, 'running_transactions.call_id': { $ne: reservation.call_id }, [`running_transactions.${max - 1}`]: { $exists: false } },
+      { $push: { running_transactions: reservation }, $inc: { rev: 1 } },
+    );
+    if (added.modifiedCount === 1) return { ok: true, made: reservation.id };
+    // Another call took a slot (or this call's reservation appeared) in between: decide again.
+    doc = await accounts.findOne({ _id: doc._id });
+  }
+  return { ok: false, reason: 'BUSY' };
+}
+
+async function renew(accounts: Collections['accounts'], accountTag: string, id: string, until: Date): Promise<void> {
+  await accounts.updateOne(
+    { account_tag: accountTag, running_transactions: { $elemMatch: { id, reserved_until: { $ne: null } } } },
+    { $set: { 'running_transactions.$[r].reserved_until': until } },
+    { arrayFilters: [{ 'r.id': id }] },
+  );
+}
+
+/**
+ * Begin taking over its call's reservation: the entry replaces it in place (same slot), conditional on
+ * it still being a reservation and, for a prepaid balance check, on the account being unchanged (`rev`).
+ * False when the account changed in between: the caller re-reads and decides again.
+ */
+export async function takeOverReservation(deps: TransactionDeps, account: AccountDoc, reservationId: string, entry: RunningTransaction, checkRev: boolean): Promise<boolean> {
+  const filter: Record<string, unknown> = { _id: account._id, running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } } };
+  if (checkRev) filter.rev = account.rev ?? { $exists: false };
+  const result = await deps.ctx.mongo.collections.accounts.updateOne(filter, { $set: { 'running_transactions.$[r]': entry }, $inc: { rev: 1 } }, { arrayFilters: [{ 'r.id': reservationId }] });
+  return result.modifiedCount === 1;
+}
+
+/** Removes every reservation past its time, across accounts (the maintenance pass, off the hot path). */
+export async function sweepExpiredReservations(accounts: Collections['accounts'], now: Date = new Date()): Promise<number> {
+  const cursor = accounts.find<Pick<AccountDoc, 'account_tag' | 'running_transactions'>>(
+    { 'running_transactions.reserved_until': { $lte: now } },
+    { projection: { _id: 0, account_tag: 1, running_transactions: 1 } },
+  );
+  let removed = 0;
+  for await (const account of cursor) removed += await dropExpired(accounts, account, now);
+  return removed;
+}

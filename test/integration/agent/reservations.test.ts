@@ -1,0 +1,114 @@
+import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
+import { account, carrier, pricelist, rate, seed } from '../../support/seed';
+
+type Auth = { authorized: boolean; unauthorized_reason: string | null; unauthorized_account_tag: string | null; max_available_units: number };
+type Answer = { ok: boolean; reason: string | null };
+
+/**
+ * Reservations at authorization (issue 11, DESIGN.md section 4): an authorization with a
+ * transaction_tag holds a concurrency slot on every party until begin turns it into the running
+ * entry, rollback releases it, or it expires (RESERVATION_SECONDS, 2 s here).
+ */
+describe('concurrency reservations at authorization', () => {
+  let h: AgentHarness;
+  const accounts = () => h.ctx.mongo.collections.accounts;
+  const entries = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.running_transactions;
+  const authorize = async (accountTag: string, transactionTag?: string) =>
+    (await h.rest<Auth>('/v1/authorization', { account_tag: accountTag, destination: '393299', ...(transactionTag ? { transaction_tag: transactionTag } : {}) })).body;
+  const op = async (path: string, body: Record<string, unknown>) => (await h.rest<Answer>(`/v1/${path}`, body)).body;
+  const begin = (accountTag: string, tag: string) => op('begin_transaction', { transaction_tag: tag, account_tag: accountTag, source: '100', destination: '393299' });
+
+  beforeAll(async () => {
+    h = await startAgentHarness(2, { RESERVATION_SECONDS: '2' });
+    await seed(h.ctx, {
+      carriers: [carrier('c1', { host: '10.0.0.1', port: 5060 })],
+      pricelists: [pricelist('pl')],
+      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1 })],
+      accounts: [
+        account('par2', { max_concurrent_transactions: 2 }),
+        account('conv1', { max_concurrent_transactions: 1 }),
+        account('exp1', { max_concurrent_transactions: 1 }),
+        account('rb1', { max_concurrent_transactions: 1 }),
+        account('idem1', { max_concurrent_transactions: 1 }),
+        account('free', { max_concurrent_transactions: 1 }),
+        account('parent1', { max_concurrent_transactions: 1 }),
+        account('kid1', { linked_accounts: ['parent1'] }),
+        account('kid2', { linked_accounts: ['parent1'] }),
+      ],
+    });
+  });
+
+  afterAll(() => h?.close());
+
+  it('ten parallel authorizations on an account limited to 2: exactly two authorized, and never more than 2 entries', async () => {
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => authorize('par2', `p${i}`)));
+    expect(answers.filter((a) => a.authorized)).toHaveLength(2);
+    const refused = answers.filter((a) => !a.authorized);
+    expect(refused).toHaveLength(8);
+    for (const a of refused) expect(a).toMatchObject({ unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS', unauthorized_account_tag: 'par2', max_available_units: 0 });
+    expect(await entries('par2')).toHaveLength(2);
+    // A begin without a reservation finds no free slot either.
+    expect(await begin('par2', 'other')).toMatchObject({ ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
+  });
+
+  it('begin turns the reservation into the running entry (no second slot), end and processing free it', async () => {
+    expect(await authorize('conv1', 'c1')).toMatchObject({ authorized: true });
+    expect(await begin('conv1', 'c1')).toEqual(expect.objectContaining({ ok: true, reason: null }));
+    const running = await entries('conv1');
+    expect(running).toHaveLength(1);
+    expect(running[0]).toMatchObject({ transaction_tag: 'c1', in_progress: true });
+    expect(running[0].reserved_until ?? null).toBeNull();
+    expect(running[0].rate).toMatchObject({ rate: 60 });
+    expect(await authorize('conv1', 'c2')).toMatchObject({ authorized: false, unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
+    // Past the reservation time the running call keeps its slot: it is no reservation any more.
+    await new Promise((r) => setTimeout(r, 2200));
+    expect(await authorize('conv1', 'c2')).toMatchObject({ authorized: false, unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
+    expect(await op('end_transaction', { transaction_tag: 'c1', account_tag: 'conv1' })).toMatchObject({ ok: true });
+    await waitFor(async () => (await entries('conv1')).length === 0, 'processing of c1');
+    expect(await authorize('conv1', 'c2')).toMatchObject({ authorized: true });
+  });
+
+  it('an unused reservation expires and frees its slot', async () => {
+    expect(await authorize('exp1', 'e1')).toMatchObject({ authorized: true });
+    expect(await authorize('exp1', 'e2')).toMatchObject({ authorized: false, unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
+    expect(await begin('exp1', 'e3')).toMatchObject({ ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
+    await new Promise((r) => setTimeout(r, 2200));
+    expect(await begin('exp1', 'e3')).toMatchObject({ ok: true });
+    const running = await entries('exp1');
+    expect(running.map((e) => e.transaction_tag)).toEqual(['e3']);
+  });
+
+  it('rollback releases a reservation; end of a call that was only authorized is NOT_FOUND and changes nothing', async () => {
+    expect(await authorize('rb1', 'r1')).toMatchObject({ authorized: true });
+    expect(await op('end_transaction', { transaction_tag: 'r1', account_tag: 'rb1' })).toMatchObject({ ok: false, reason: 'NOT_FOUND' });
+    expect(await entries('rb1')).toHaveLength(1);
+    expect(await op('rollback_transaction', { transaction_tag: 'r1', account_tag: 'rb1' })).toMatchObject({ ok: true });
+    expect(await entries('rb1')).toHaveLength(0);
+    expect(await authorize('rb1', 'r2')).toMatchObject({ authorized: true });
+    const before = (await accounts().findOne({ account_tag: 'rb1' }))!.balance;
+    expect(await op('rollback_transaction', { transaction_tag: 'r2', account_tag: 'rb1' })).toMatchObject({ ok: true });
+    expect((await accounts().findOne({ account_tag: 'rb1' }))!.balance).toBe(before);
+  });
+
+  it('a repeated authorization of the same call holds one slot; one without a transaction_tag reserves nothing', async () => {
+    expect(await authorize('idem1', 'i1')).toMatchObject({ authorized: true });
+    expect(await authorize('idem1', 'i1')).toMatchObject({ authorized: true });
+    expect(await entries('idem1')).toHaveLength(1);
+    expect(await authorize('free')).toMatchObject({ authorized: true });
+    expect(await authorize('free')).toMatchObject({ authorized: true });
+    expect(await entries('free')).toHaveLength(0);
+  });
+
+  it('a parent at its limit refuses the second child; the child keeps no reservation', async () => {
+    expect(await authorize('kid1', 'k1')).toMatchObject({ authorized: true });
+    expect(await entries('parent1')).toHaveLength(1);
+    expect(await authorize('kid2', 'k1')).toMatchObject({ authorized: false, unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS', unauthorized_account_tag: 'parent1' });
+    expect(await entries('kid2')).toHaveLength(0);
+    // The first child's call goes on: begin converts both of its reservations.
+    expect(await begin('kid1', 'k1')).toMatchObject({ ok: true });
+    const [kid, parent] = [await entries('kid1'), await entries('parent1')];
+    expect(kid).toHaveLength(1);
+    expect(parent).toHaveLength(1);
+    expect(parent[0]).toMatchObject({ origin_account_tag: 'kid1', in_progress: true });
+  });
+});
