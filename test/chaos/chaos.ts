@@ -16,7 +16,7 @@ import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rm
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { callId } from '../../src/shared/domain/types';
+import { callId, isReservation } from '../../src/shared/domain/types';
 import { auditLedger, AuditReport } from '../../src/shared/ledger/audit';
 import { connectMongo, Mongo } from '../../src/shared/mongo';
 import { createQueues, Queues } from '../../src/shared/queues/queues';
@@ -780,6 +780,9 @@ class Client {
   }
 
   private async beginEnd(call: Call, rollback: 'none' | 'running' | 'ended'): Promise<Call> {
+    // Half the calls are authorized with their tag first, as a SIP proxy does (issue 11), so the begin
+    // takes over a reservation under the same faults. The answer decides nothing here: begin follows.
+    if (this.rng() < 0.5) await this.authorizeFirst(call);
     const b = await this.runOp('begin', call.beginBody(), START_POLICY);
     call.note('begin', b);
     if (b.verdict === 'unknown') {
@@ -931,6 +934,26 @@ class Client {
       }
       await sleep(Math.min(200 * 2 ** (attempt - 1), 2000) * (0.5 + this.rng()), this.run.hardStop.signal);
     }
+  }
+
+  private async authorizeFirst(call: Call): Promise<void> {
+    bump(this.run.sent, 'authorization');
+    let kind: string;
+    try {
+      const response = await fetch(`${this.agentUrl}/v1/authorization`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ transaction_tag: call.tag, account_tag: call.caller, destination: call.destination }),
+        signal: AbortSignal.any([this.run.hardStop.signal, AbortSignal.timeout(CLIENT_TIMEOUT_MS)]),
+      });
+      const answer = (await response.json().catch(() => null)) as { authorized?: boolean; unauthorized_reason?: string } | null;
+      kind = response.status !== 200 ? `HTTP_${response.status}` : answer?.authorized ? 'authorized' : (answer?.unauthorized_reason ?? 'unreadable');
+    } catch (err) {
+      kind = fetchFailure(err).kind;
+    }
+    const byOp = this.run.answersByOp.get('authorization') ?? new Map<string, number>();
+    this.run.answersByOp.set('authorization', byOp);
+    bump(byOp, kind);
   }
 
   private async post(op: Op, body: Record<string, unknown>): Promise<Answer> {
@@ -1129,6 +1152,8 @@ interface CheckCounts {
   running: number;
   unknown: number;
   unknownLeft: { running: number; recorded: number; nothing: number };
+  /** Authorizations' reservations still held (not calls; they expire). */
+  reservations: number;
 }
 
 interface RecordRow {
@@ -1170,15 +1195,21 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
   }
   const accounts = await mongo.collections.accounts.find({}, { projection: { account_tag: 1, balance: 1, opening_balance: 1, running_transactions: 1 } }).toArray();
   const entriesOf = new Map<string, Array<{ account: string; inProgress: boolean }>>();
+  let reservations = 0;
   for (const a of accounts) {
     for (const e of a.running_transactions ?? []) {
+      // An authorization's reservation is no call (it expires after RESERVATION_SECONDS); counted apart.
+      if (isReservation(e)) {
+        reservations += 1;
+        continue;
+      }
       const list = entriesOf.get(e.call_id) ?? [];
       list.push({ account: a.account_tag, inProgress: e.in_progress });
       entriesOf.set(e.call_id, list);
     }
   }
 
-  const counts: CheckCounts = { charged: 0, absent: 0, running: 0, unknown: 0, unknownLeft: { running: 0, recorded: 0, nothing: 0 } };
+  const counts: CheckCounts = { charged: 0, absent: 0, running: 0, unknown: 0, unknownLeft: { running: 0, recorded: 0, nothing: 0 }, reservations };
   const low = new Map<string, bigint>();
   const high = new Map<string, bigint>();
   const add = (map: Map<string, bigint>, k: string, v: bigint) => map.set(k, (map.get(k) ?? 0n) + v);
@@ -1320,7 +1351,7 @@ function printReport(run: Run, calls: Call[], counts: CheckCounts | undefined, a
   }
   if (audit) line(`audit: ${audit.accounts} accounts, ${audit.ledger_entries} ledger entries, ${audit.records} records, ${audit.pending_markers} markers, ${audit.records_in_flight} in flight, ${audit.differences.length} differences`);
   if (counts) {
-    line(`checked calls: ${counts.charged} charged (check 2, 4), ${counts.absent} leaving nothing (check 3), ${counts.running} still running (end timed out), ${counts.unknown} of unknown outcome (audit only: ${counts.unknownLeft.running} left running, ${counts.unknownLeft.recorded} recorded, ${counts.unknownLeft.nothing} left nothing)`);
+    line(`checked calls: ${counts.charged} charged (check 2, 4), ${counts.absent} leaving nothing (check 3), ${counts.running} still running (end timed out), ${counts.unknown} of unknown outcome (audit only: ${counts.unknownLeft.running} left running, ${counts.unknownLeft.recorded} recorded, ${counts.unknownLeft.nothing} left nothing); reservations still held ${counts.reservations}`);
   }
   if (run.notes.length) {
     line();

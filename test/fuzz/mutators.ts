@@ -218,9 +218,11 @@ const TEXT_KINDS: Partial<Record<Kind, { sample: string; max: number; fill: stri
 /** Values of the right type but the wrong form, by kind (each must be refused). */
 const BAD_FORMS: Partial<Record<Kind, unknown[]>> = {
   tag: [' alice', 'alice ', '\u00a0alice'],
-  number: ['39 333 1234', '39\u00a0333', ' 393331234567'],
+  // Spaces inside a number are visual separators (issue 11: `+39 06 1234`, `sip:+39 06 1234@host`); a
+  // value naming no number, other whitespace, or whitespace around it is refused.
+  number: ['39\u00a0333', ' 393331234567', 'sip:@gw.example.net', '+', 'sip:gw.example.net'],
   prefix: ['44 20', ' 44'],
-  time: ['2026-13-01T00:00:00', '2026-02-30T10:00:00', '2026-03-01T25:00:00', '2026-03-01T10:00:00+02:00', '2026-03-01 10:00:00', '2026-03-01', 'yesterday', '1772359200', '0000-00-00T00:00:00'],
+  time: ['2026-13-01T00:00:00', '2026-02-30T10:00:00', '2026-03-01T25:00:00', '2026-03-01T10:00:00+02:00', '2026-03-01 10:00:00', '2026-03-01', 'yesterday', '1772359200000', '0000-00-00T00:00:00'],
   email: ['alice', 'alice@', '@example.com', 'a@b', 'alice@example.com, bob@example.com', 'alice@exa mple.com', '<alice@example.com>'],
   mobile: ['abc', '++44 20 7946 0958', '+44 20 7946 0958 ext. 5', '12', '+', '44-20-7946-xxxx'],
   host: ['10.0.0.1:5060', 'http://gw.example.net', 'gw..example.net', '-gw.example.net', 'gw_1.example.net', '[2001:db8::1]', 'gw 1.example.net'],

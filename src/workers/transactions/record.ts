@@ -1,4 +1,4 @@
-import type { TransactionDoc } from '../../shared/domain/types';
+import { callId, type TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, opIds } from '../../shared/ledger';
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
 import { conclude, decidedDone, JobRef } from './decide';
@@ -8,6 +8,7 @@ import { finishPendingRollbacks } from './rollback';
 import { resolveParties } from './parties';
 import { PartyRate, rateParty } from './route';
 import { ratedRecord } from './records';
+import { releaseReservations } from './reservations';
 import type { Party } from './parties';
 import { afterDebit, insertRecord, markCharged } from './record-store';
 
@@ -36,9 +37,10 @@ export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef)
     await Promise.all((decided.made ?? []).map((r) => markCharged(transactions, r.record_id!)));
     return { ...(decided.result ?? { ok: true, reason: null }), fee: 0n, duplicate: false };
   }
-  const outcome = await recordOnce(deps, job, ref);
+  let outcome = await recordOnce(deps, job, ref);
   // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
-  if (outcome.duplicate && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) return recordOnce(deps, job, ref);
+  if (outcome.duplicate && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) outcome = await recordOnce(deps, job, ref);
+  if (outcome.ok) await releaseReservations(deps.ctx.mongo.collections.accounts, job.account_tag, callId(job.account_tag, job.transaction_tag));
   return outcome;
 }
 

@@ -31,6 +31,7 @@ describe('concurrency reservations at authorization', () => {
         account('rb1', { max_concurrent_transactions: 1 }),
         account('idem1', { max_concurrent_transactions: 1 }),
         account('free', { max_concurrent_transactions: 1 }),
+        account('cdr1', { max_concurrent_transactions: 1, balance: 1000n }),
         account('parent1', { max_concurrent_transactions: 1 }),
         account('kid1', { linked_accounts: ['parent1'] }),
         account('kid2', { linked_accounts: ['parent1'] }),
@@ -97,6 +98,16 @@ describe('concurrency reservations at authorization', () => {
     expect(await authorize('free')).toMatchObject({ authorized: true });
     expect(await authorize('free')).toMatchObject({ authorized: true });
     expect(await entries('free')).toHaveLength(0);
+  });
+
+  it('recordTransaction of an authorized call releases its reservation', async () => {
+    expect(await authorize('cdr1', 'd1')).toMatchObject({ authorized: true });
+    expect(await entries('cdr1')).toHaveLength(1);
+    const recorded = await op('record_transaction', { transaction_tag: 'd1', account_tag: 'cdr1', source: '100', destination: '393299', timestamp_begin: '2026-11-23T10:00:00Z', timestamp_end: '2026-11-23T10:00:05Z' });
+    expect(recorded).toMatchObject({ ok: true });
+    expect(await entries('cdr1')).toHaveLength(0);
+    expect((await accounts().findOne({ account_tag: 'cdr1' }))!.balance).toBe(995n);
+    expect(await authorize('cdr1', 'd2')).toMatchObject({ authorized: true });
   });
 
   it('a parent at its limit refuses the second child; the child keeps no reservation', async () => {

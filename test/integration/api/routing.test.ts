@@ -69,7 +69,10 @@ describe('API routing answers', () => {
     expect(await route('destination: "1555", pricelist_tags: ["promo", "retail"]')).toEqual([]);
     expect(await route('destination: "4479"')).toEqual([]);
     expectError(await api.gql('{ leastCostRouting(pricelist_tags: ["retail"]) }'), 'BAD_USER_INPUT', 'destination');
-    expectError(await api.gql('{ leastCostRouting(destination: "44 79", pricelist_tags: ["retail"]) }'), 'BAD_USER_INPUT', 'destination');
+    expectError(await api.gql('{ leastCostRouting(destination: "sip:gw.example.net", pricelist_tags: ["retail"]) }'), 'BAD_USER_INPUT', 'destination');
+    // Numbers as SIP proxies send them route like the plain number (issue 11).
+    expect(await route('destination: "44 79", pricelist_tags: ["retail"]')).toEqual(['UDP:10.0.0.1:5060', 'TCP:10.0.0.2:5061']);
+    expect(await route('destination: "<sip:+44-79@gw.example.net;user=phone>", pricelist_tags: ["retail"]')).toEqual(['UDP:10.0.0.1:5060', 'TCP:10.0.0.2:5061']);
   });
 
   it('sees its own writes at once (the cache is invalidated on every write)', async () => {
