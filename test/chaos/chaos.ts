@@ -1324,9 +1324,10 @@ function printReport(run: Run, calls: Call[], counts: CheckCounts | undefined, a
   line(`options: --seconds ${run.options.seconds} --clients ${run.options.clients} --seed ${run.options.seed}${run.options.killMongo ? ' --kill-mongo' : ''}; agent timeout ${AGENT_TIMEOUT_MS} ms, job lock ${JOB_LOCK_MS} ms, scan every ${LONG_CALL_SCAN_SECONDS} s`);
   line(`wall time: ${seconds(Date.now() - run.startedAt)}`);
   line();
-  line(`requests sent (retries): ${(['begin', 'end', 'record', 'rollback'] as const).map((op) => `${op} ${run.sent.get(op) ?? 0} (${run.retries.get(op) ?? 0})`).join(', ')}; total ${total(run.sent)}`);
+  line(`requests sent (retries): ${(['begin', 'end', 'record', 'rollback'] as const).map((op) => `${op} ${run.sent.get(op) ?? 0} (${run.retries.get(op) ?? 0})`).join(', ')}, authorization ${run.sent.get('authorization') ?? 0}; total ${total(run.sent)}`);
   line(`answers: ${list(run.answers, answerOrder)}`);
   for (const op of ['begin', 'end', 'record', 'rollback']) line(`  ${op.padEnd(8)} ${list(run.answersByOp.get(op) ?? new Map(), answerOrder)}`);
+  line(`  authorization (before half the begins; not counted in answers above) ${list(run.answersByOp.get('authorization') ?? new Map())}`);
   line('  (CONN_REFUSED: never reached an agent; CONN_ERROR, CLIENT_TIMEOUT, HTTP_5xx, ABORTED: no answer, outcome unknown)');
   const scenarios = new Map<string, number>();
   for (const c of calls) bump(scenarios, c.scenario);
