@@ -3,8 +3,7 @@ import { agentAccess, type AccessPolicy } from '../shared/auth/access';
 import type { AppContext } from '../shared/context';
 import { registerGraphql } from '../shared/http/graphql';
 import { createHttpServer } from '../shared/http/server';
-import { createQueueEvents } from '../shared/queues/queues';
-import { QueueNames } from '../shared/queues/names';
+import { ReplyInbox } from '../shared/queues/replies';
 import { agentModules } from './graphql/schema';
 import { AgentOperations } from './operations';
 import { OPENAPI_PATH, openapiRest } from './rest/openapi';
@@ -16,13 +15,13 @@ const access: AccessPolicy = (path) => (path === OPENAPI_PATH ? 'open' : agentAc
 
 /** The real-time agent: GraphQL at /graphql, REST mirror under /v1 with its OpenAPI document, health routes. */
 export async function buildAgent(ctx: AppContext): Promise<FastifyInstance> {
-  const app = await createHttpServer(ctx, { name: 'agent', access });
-  const events = createQueueEvents(ctx.newRedis(), ctx.config.queuePrefix, QueueNames.transactions);
-  await events.waitUntilReady();
+  const app = await createHttpServer(ctx, { name: 'agent', access, quietRequests: true });
+  const inbox = new ReplyInbox(ctx.newRedis(), ctx.config.queuePrefix, ctx.logger);
+  await inbox.start();
   app.addHook('onClose', async () => {
-    await events.close();
+    await inbox.close();
   });
-  const operations = new AgentOperations(ctx, events);
+  const operations = new AgentOperations(ctx, inbox);
   await registerGraphql(app, ctx, agentModules(operations));
   await app.register(restV1, { operations });
   await app.register(recordBatchRest, { ctx });

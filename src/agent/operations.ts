@@ -1,8 +1,8 @@
-import type { QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../shared/context';
 import type { AuthorizationResult, OperationResult, TransactionJob } from '../shared/queues/payloads';
 import { decideAbandonedWithin } from '../shared/outcomes';
+import { ReplyTimeout, request, type ReplyInbox } from '../shared/queues/replies';
 import { authorizationAnswer, operationAnswer, type AuthorizationAnswer, type OperationAnswer } from './answers';
 import type { Input } from './fields';
 import { validate, type OperationName } from './validation';
@@ -29,20 +29,20 @@ export function abandonWriteMs(config: { agentTimeoutMs: number }): number {
 export class AgentOperations {
   constructor(
     private readonly ctx: AppContext,
-    private readonly events: QueueEvents,
+    private readonly inbox: ReplyInbox,
   ) {}
 
   private async submit<R>(job: TransactionJob, answers: { timedOut: R; unavailable: R }, decided?: (jobId: string) => Promise<R | null>): Promise<R> {
     const jobId = randomUUID();
     let failure: 'timeout' | 'unavailable';
     try {
-      const added = await this.ctx.queues.transactions.add(job.op, job, { jobId });
-      return (await added.waitUntilFinished(this.events, job.deadline - Date.now())) as R;
+      return await request<TransactionJob, R>(this.ctx.queues.transactions, this.inbox, job.op, job, jobId, job.deadline - Date.now());
     } catch (err) {
-      failure = /timed out/i.test((err as Error).message ?? '') ? 'timeout' : 'unavailable';
+      failure = err instanceof ReplyTimeout ? 'timeout' : 'unavailable';
       if (failure === 'unavailable') this.ctx.logger.warn({ err, jobId, op: job.op }, 'agent operation failed: answered UNAVAILABLE');
     }
-    // The completion may have come just after the wait ended: the job's answer in Redis is the truth.
+    // The completion may have come just after the wait ended, or its reply was lost: the job's answer in
+    // Redis is the truth.
     const finishedAnswer = () =>
       this.ctx.queues.transactions
         .getJob(jobId)

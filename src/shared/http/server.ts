@@ -11,6 +11,12 @@ export interface HttpServerOptions {
   name: 'api' | 'agent' | 'worker';
   /** Who may call which route; the default leaves every route open (the worker's probe server). */
   access?: AccessPolicy;
+  /**
+   * Request and response log lines at debug level instead of info: the agent answers hundreds of
+   * requests a second on the call-setup path, where two info lines per request cost real CPU
+   * (issue 12). Its metrics still count every request; errors are logged where they happen.
+   */
+  quietRequests?: boolean;
 }
 
 /**
@@ -23,7 +29,14 @@ export async function createHttpServer(ctx: AppContext, options: HttpServerOptio
     loggerInstance: ctx.logger as FastifyBaseLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
+    disableRequestLogging: options.quietRequests === true,
   });
+  if (options.quietRequests) {
+    const debug = ctx.logger.isLevelEnabled('debug');
+    app.addHook('onResponse', async (request, reply) => {
+      if (debug) request.log.debug({ url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request completed');
+    });
+  }
   await app.register(metricsPlugin, { ctx, server: options.name });
   if (options.access && options.access !== openAccess) {
     await app.register(authPlugin, { ctx, policy: options.access });

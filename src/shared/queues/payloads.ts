@@ -57,7 +57,14 @@ export interface AuthorizationJob {
   deadline: number;
 }
 
-export type TransactionJob = BeginJob | EndJob | RecordJob | RollbackJob | AuthorizationJob;
+/** A job that does nothing: the benchmark's bare queue round trip (bench/agent.ts). */
+export interface NoopJob {
+  op: 'noop';
+  deadline: number;
+}
+
+/** `reply_to`: the inbox of the agent waiting for the answer (src/shared/queues/replies.ts). */
+export type TransactionJob = (BeginJob | EndJob | RecordJob | RollbackJob | AuthorizationJob | NoopJob) & { reply_to?: string };
 
 export interface OperationResult {
   ok: boolean;

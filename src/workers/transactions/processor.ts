@@ -7,9 +7,25 @@ import { end } from './end';
 import { processEndedCall } from './processing';
 import { record } from './record';
 import { rollback } from './rollback';
+import { publishReply } from '../../shared/queues/replies';
 
 /** The `transactions` queue: real-time agent operations, answered through the job's return value. */
 export function transactionProcessor(deps: TransactionDeps) {
+  const run = operationRunner(deps);
+  const { ctx } = deps;
+  return async (job: Job<TransactionJob>) => {
+    const result = await run(job);
+    // The waiting agent hears at once; a lost reply costs it a wait, never a wrong answer (replies.ts).
+    if (job.data.reply_to) {
+      await publishReply(ctx.redis, ctx.config.queuePrefix, job.data.reply_to, job.id!, result).catch((err: unknown) =>
+        ctx.logger.warn({ err, jobId: job.id }, 'reply not published; the agent reads the job instead'),
+      );
+    }
+    return result;
+  };
+}
+
+function operationRunner(deps: TransactionDeps) {
   return async (job: Job<TransactionJob>) => {
     const data = job.data;
     // Only a job that has not started may be dropped unseen: a re-run after a crash finishes or undoes
@@ -35,6 +51,8 @@ export function transactionProcessor(deps: TransactionDeps) {
         return rollback(deps, data, ref);
       case 'authorization':
         return authorize(deps, data);
+      case 'noop':
+        return { ok: true, reason: null };
     }
   };
 }
