@@ -29,6 +29,8 @@ export interface MongoPoolOptions {
   maxPoolSize?: number;
   /** Shown by the server with each connection (which role opened it). */
   appName?: string;
+  /** Emit the driver's command events (benchmarks and tests count and inspect the commands sent). */
+  monitorCommands?: boolean;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function connectMongo(url: string, dbName: string, options: MongoPo
     serverSelectionTimeoutMS: 10000,
     maxPoolSize: options.maxPoolSize ?? 50,
     ...(options.appName ? { appName: options.appName } : {}),
+    ...(options.monitorCommands ? { monitorCommands: true } : {}),
   });
   await client.connect();
   const db = client.db(dbName);
