@@ -1,102 +1,224 @@
 /**
- * bench:agent — begin+end pairs through the agent's REST mirror at a fixed concurrency, with real
- * worker processes behind it. Prints call setups per second and begin latency percentiles.
+ * bench:agent (issue 12) — the agent loaded the way a SIP proxy loads it, with every part of the
+ * service in its own process: local redis-server and MongoDB-wire server (ephemeral; or MONGO_URL /
+ * REDIS_URL), the agent (`node dist/agent/main.js`) and `--workers` worker processes
+ * (`node dist/workers/main.js`), all on loopback, the bench driving the agent's REST mirror.
  *
- *   npm run bench:agent -- [--pairs 5000] [--concurrency 32] [--workers 2] [--accounts 100]
+ *   npm run bench:agent                        the sweep, then the closed loop and the bare round trip
+ *   npm run bench:agent -- --sweep             open-loop steps of rising rate (--steps 50,100,...; --seconds per step, default 10)
+ *   npm run bench:agent -- --cps 100           one open-loop step (--seconds, default 20; --hold, default 2)
+ *   npm run bench:agent -- --closed            closed loop (--pairs, --concurrency) and the bare queue round trip
+ *   other options: --workers 2 --accounts 1000 --warmup 40 --profile DIR (agent and workers with --cpu-prof)
+ *
+ * Open loop: `--cps` new calls per second on a fixed schedule, each authorization -> begin -> hold
+ * (--hold s +-50 %) -> end, accounts drawn Zipf (s = 1). A step holds when p99 of authorization and
+ * of begin are below 50 ms and nothing failed (HTTP errors, ok:false / refusals such as TIMEOUT or
+ * UNAVAILABLE, calls not charged after the drain). The sweep stops at the first step that does not hold.
+ * Closed loop: begin+end pairs, `--concurrency` in flight; beside it no-op jobs through the agent's
+ * request path (request() + ReplyInbox) at the same concurrency; ratio = agent operations/s / round trips/s.
+ *
+ * The last line is always
+ *   agent: <max calls/s with p99 < 50 ms> calls/s at p99 < 50 ms; p99 authorization <a> ms; p99 begin <b> ms; queue limit <q> round trips/s; ratio <r>
+ * (<a>/<b> at the highest rate that held, or at the lowest step when none held, then 0 calls/s;
+ * n/a for the parts a mode did not measure).
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildAgent } from '../src/agent/app';
 import { loadConfig } from '../src/shared/config';
-import { createContext } from '../src/shared/context';
+import { AppContext, createContext } from '../src/shared/context';
 import { createLogger } from '../src/shared/logger';
-import { announceRatingDataChange } from '../src/shared/rating-data/cache';
-import { startLocalServices } from '../src/shared/services/local-services';
-import { account, carrier, pricelist, rate } from '../test/support/seed';
+import { startLocalServices, type Endpoints } from '../src/shared/services/local-services';
+import { freePort, sleep, which } from '../src/shared/services/process-tools';
+import { AgentClient } from './agent/client';
+import { BareRoundTrip, closedLines, closedLoop } from './agent/closed-loop';
+import { runStep, P99_LIMIT_MS, type StepResult } from './agent/open-loop';
+import { CpuMeter, loopbackPort, pidListeningOn, processName, RoleProcess } from './agent/processes';
+import { accountTag, parseOptions, seedBench } from './agent/setup';
+import { percentile, zipfPicker } from './agent/stats';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-}
+const say = (line: string) => process.stdout.write(`${line}\n`);
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
+let cleanup: () => Promise<void> = async () => undefined;
 
 async function main() {
-  const pairs = arg('pairs', 5000);
-  const concurrency = arg('concurrency', 32);
-  const workerCount = arg('workers', 2);
-  const accountCount = arg('accounts', 100);
-  const services = await startLocalServices(
+  const o = parseOptions(process.argv.slice(2));
+  const benchStarted = performance.now();
+  const profileDir = o.profile ? path.resolve(o.profile) : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const profilesBefore = new Set(profileDir ? readdirSync(profileDir) : []);
+
+  let services: Endpoints | undefined = undefined;
+  let ctx: AppContext | undefined = undefined;
+  let client: AgentClient | undefined = undefined;
+  let bare: BareRoundTrip | undefined;
+  const roles: RoleProcess[] = [];
+  let cleaning: Promise<void> | undefined;
+  cleanup = () =>
+    (cleaning ??= (async () => {
+      client?.close();
+      await bare?.close();
+      // The agent first (no new work), then the workers (they finish the jobs in hand).
+      await roles.find((r) => r.name === 'agent')?.stop();
+      await Promise.all(roles.filter((r) => r.name !== 'agent').map((r) => r.stop()));
+      if (ctx) {
+        await ctx.mongo.db.dropDatabase().catch(() => undefined);
+        await ctx.close().catch(() => undefined);
+      }
+      await services?.stop();
+    })());
+
+  services = await startLocalServices(
     { mongoUrl: process.env.MONGO_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: '' },
     { ephemeral: true },
   );
-  const env = { MONGO_URL: services.mongoUrl, REDIS_URL: services.redisUrl, MONGO_DB: 'bench_agent', QUEUE_PREFIX: 'benchagent', LOG_LEVEL: 'warn', NODE_ENV: 'test', AGENT_PORT: '0', METRICS_PORT: '0' };
-  const config = loadConfig(env);
-  const ctx = await createContext(config, services, createLogger(config, 'bench'));
-  const workers: ChildProcess[] = [];
-  try {
-    await ctx.mongo.db.dropDatabase();
-    await ctx.mongo.collections.carriers.insertMany([carrier('c1'), carrier('c2')]);
-    await ctx.mongo.collections.pricelists.insertOne(pricelist('pl'));
-    await ctx.mongo.collections.rates.insertMany([rate('pl', 'c1', '39'), rate('pl', 'c2', '39', { rate: 25 }), rate('pl', 'c1', '3932')]);
-    await ctx.mongo.collections.accounts.insertMany(
-      Array.from({ length: accountCount }, (_, i) => account(`acc${i}`, { balance: 10_000_000_000n })),
-    );
-    await announceRatingDataChange(ctx);
-    for (let i = 0; i < workerCount; i++) {
-      const child = spawn(process.execPath, [path.resolve(__dirname, '..', 'dist', 'workers', 'main.js')], {
-        env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => d.toString().includes('worker ready') && resolve()));
-      child.stdout!.resume();
-      workers.push(child);
-    }
-    const app = await buildAgent(ctx);
-    const url = await app.listen({ host: '127.0.0.1', port: 0 });
-    const post = async (op: string, body: unknown) => {
-      const started = performance.now();
-      const response = await fetch(`${url}/v1/${op}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      const result = (await response.json()) as { ok: boolean; reason: string | null };
-      if (!result.ok) throw new Error(`${op} refused: ${result.reason}`);
-      return performance.now() - started;
-    };
+  const serviceEnv: Record<string, string> = {
+    MONGO_URL: services.mongoUrl,
+    REDIS_URL: services.redisUrl,
+    MONGO_DB: 'bench_agent',
+    QUEUE_PREFIX: 'benchagent',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    // The default (60,000 requests a minute per client address) would refuse a sweep's upper steps: a proxy's own deployment sizes it.
+    RATE_LIMIT_MAX: '0',
+  };
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...serviceEnv };
+  delete childEnv.RATING_TOKENS; // no tokens: development access, as the brief of the bench wants
+  const config = loadConfig({ ...childEnv, AGENT_PORT: '0', METRICS_PORT: '0' });
+  ctx = await createContext(config, services, createLogger(config, 'bench'));
+  const { linked } = await seedBench(ctx, o);
 
-    const beginLatency: number[] = [];
-    const endLatency: number[] = [];
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        for (let i = next++; i < pairs; i = next++) {
-          const call = { transaction_tag: `b${i}`, account_tag: `acc${i % accountCount}` };
-          beginLatency.push(await post('begin_transaction', { ...call, source: '100', destination: '393212345' }));
-          endLatency.push(await post('end_transaction', call));
-        }
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    await app.close();
-    const sortedBegin = beginLatency.sort((a, b) => a - b);
-    const sortedEnd = endLatency.sort((a, b) => a - b);
-    const setups = pairs / seconds;
-    const mongoKind = process.env.MONGO_URL ? 'external MongoDB' : 'local MongoDB-wire server (mongo-java-server, memory) or mongod';
-    console.log(`conditions: ${pairs} begin+end pairs, concurrency ${concurrency}, ${workerCount} worker processes x ${config.workerConcurrency} jobs, ${accountCount} accounts, ${mongoKind}, redis-server, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), node ${process.version}`);
-    console.log(`end latency: p50 ${percentile(sortedEnd, 50).toFixed(1)} ms; p99 ${percentile(sortedEnd, 99).toFixed(1)} ms`);
-    console.log(`agent: ${setups.toFixed(0)} call setups/s; p50 ${percentile(sortedBegin, 50).toFixed(1)} ms; p99 ${percentile(sortedBegin, 99).toFixed(1)} ms`);
-  } finally {
-    for (const w of workers) w.kill('SIGTERM');
-    await Promise.all(workers.map((w) => new Promise((r) => (w.exitCode !== null ? r(null) : w.once('exit', r)))));
-    await ctx.mongo.db.dropDatabase().catch(() => undefined);
-    await ctx.close();
-    await services.stop();
+  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  for (let w = 1; w <= o.workers; w++) {
+    const port = await freePort();
+    roles.push(new RoleProcess(`worker${w}`, path.join('workers', 'main.js'), { ...childEnv, METRICS_PORT: String(port) }, port, nodeArgs));
   }
+  const agentPort = await freePort();
+  const agent = new RoleProcess('agent', path.join('agent', 'main.js'), { ...childEnv, AGENT_PORT: String(agentPort) }, agentPort, nodeArgs);
+  roles.push(agent);
+  await Promise.all(roles.map((r) => r.ready()));
+  for (const r of roles) r.logged.clear(); // start-up notices (no tokens, no alert channel)
+
+  const redisPort = loopbackPort(services.redisUrl);
+  const mongoPort = loopbackPort(services.mongoUrl);
+  const redisPid = redisPort ? pidListeningOn(redisPort) : undefined;
+  const mongoPid = mongoPort ? pidListeningOn(mongoPort) : undefined;
+  const mongoKind = process.env.MONGO_URL
+    ? `MONGO_URL (${mongoPid ? `local process ${processName(mongoPid)}` : 'not on this machine'})`
+    : which('mongod')
+      ? 'local mongod, ephemeral'
+      : 'local MongoDB-wire server (mongo-java-server, memory backend, ephemeral)';
+  const meter = new CpuMeter([
+    { name: 'agent', pid: agent.pid },
+    ...roles.filter((r) => r !== agent).map((r) => ({ name: r.name, pid: r.pid })),
+    { name: 'redis', pid: redisPid },
+    { name: 'mongo', pid: mongoPid },
+    { name: 'bench', pid: process.pid },
+  ]);
+
+  const cpus = os.cpus();
+  say(`conditions: ${cpus.length} CPUs (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
+  say(
+    `  processes: agent (node dist/agent/main.js, pid ${agent.pid}), ${o.workers} worker processes (node dist/workers/main.js, pids ${roles.filter((r) => r !== agent).map((r) => r.pid).join(' ')}) x WORKER_CONCURRENCY ${config.workerConcurrency}, ` +
+      `redis-server (pid ${redisPid ?? 'n/a'}${process.env.REDIS_URL ? ', REDIS_URL' : ', ephemeral'}), ${mongoKind} (pid ${mongoPid ?? 'n/a'}), this bench (pid ${process.pid})`,
+  );
+  say(`  service env: NODE_ENV=test LOG_LEVEL=warn no tokens (development access) RATE_LIMIT_MAX=0 AGENT_TIMEOUT_MS=${config.agentTimeoutMs}${profileDir ? `; --cpu-prof into ${profileDir}` : ''}`);
+  say(
+    `  data: ${o.accounts} prepaid accounts (balance 10^18, no concurrency limit), ${linked} of them linked to ${o.parents} parent accounts; 2 carriers x 4 prefixes at 60/min, 1 s increments; ` +
+      `calls pick accounts Zipf (s = 1); client: node:http keep-alive pool, REST mirror /v1/*`,
+  );
+  say(`  open loop: hold ${o.hold} s +-50 %, authorization (with transaction_tag) -> begin -> hold -> end; a step holds at p99 authorization and begin < ${P99_LIMIT_MS} ms and no error`);
+  say(`  processing lag: end answered (bench clock) -> the charge's ledger entry \`at\` (stamped by the worker with the balance debit; the record is marked charged right after), read from MongoDB after each step's drain`);
+  say(`  CPU: utime+stime from /proc/<pid>/stat over each step (calls + drain), divided by completed calls`);
+
+  meter.reset();
+  await sleep(2000);
+  say(`idle, nothing offered: ${meter.perSecond()}`);
+
+  client = new AgentClient('127.0.0.1', agentPort);
+  const pickIndex = zipfPicker(o.accounts);
+  const pickAccount = () => accountTag(pickIndex());
+  const steps: StepResult[] = [];
+  let stepNo = 0;
+  const step = async (label: string, cps: number, seconds: number) => {
+    const r = await runStep(ctx!, client!, meter, { label, cps, seconds, hold: o.hold, tagPrefix: `s${stepNo++}`, pickAccount });
+    for (const line of r.lines) say(line);
+    return r;
+  };
+
+  if ((o.sweep || o.cps !== undefined) && o.warmup > 0) {
+    // The MongoDB-wire server's JVM keeps compiling (C2) for about 35 s of load: measured, its compiler
+    // threads used more CPU than its request threads until then. A service runs for days; measure it warm.
+    const r = await runStep(ctx, client, meter, { label: 'warm-up', cps: Math.min(50, o.cps ?? 50), seconds: o.warmup, hold: Math.min(o.hold, 1), tagPrefix: `w${stepNo++}`, pickAccount });
+    say(`${r.lines[0].replace(/ -> (NOT )?held$/, '')} (not counted)`);
+  }
+  if (o.sweep) {
+    say(`sweep: ${o.steps.join(', ')} calls/s, ${o.sweepSeconds} s each, stopping at the first step that does not hold`);
+    for (const cps of o.steps) {
+      const r = await step(`step ${cps}`, cps, o.sweepSeconds);
+      steps.push(r);
+      if (!r.held) break;
+    }
+  }
+  if (o.cps !== undefined) steps.push(await step(`open loop ${o.cps}`, o.cps, o.seconds));
+
+  let queueLimit: number | undefined;
+  let ratio: number | undefined;
+  if (o.closed) {
+    const accountOf = (i: number) => accountTag(i % o.accounts);
+    await closedLoop(client, Math.min(200, o.pairs), o.concurrency, 'cw', accountOf); // warm-up, not counted
+    meter.reset();
+    const c = await closedLoop(client, o.pairs, o.concurrency, 'cl', accountOf);
+    const cpuLine = meter.perUnit(c.begin.length, 'pair (the loop only: processing that ran meanwhile is in, the rest of it not)');
+    // Let processing of the ended calls finish before the bare round trip has the workers.
+    const until = Date.now() + 60_000;
+    while (Date.now() < until && Object.values(await ctx.queues.processing.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).some((n) => n > 0)) await sleep(100);
+    bare = new BareRoundTrip(services.redisUrl, config.queuePrefix, ctx.logger, config.agentTimeoutMs);
+    await bare.start();
+    await bare.run(500, o.concurrency); // warm-up, not counted
+    meter.reset();
+    const b = await bare.run(2 * o.pairs, o.concurrency);
+    const bareCpu = meter.perUnit(b.latency.length, 'round trip');
+    for (const line of closedLines(c, b, o.pairs, o.concurrency)) say(line);
+    say(`  closed loop ${cpuLine}`);
+    say(`  bare round trip ${bareCpu}`);
+    queueLimit = b.perSecond;
+    ratio = c.opsPerSecond / b.perSecond;
+  }
+
+  for (const r of roles) if (r.logged.size) say(`${r.name} logged (warn and above): ${r.logSummary()}`);
+  say(`bench ran ${((performance.now() - benchStarted) / 1000).toFixed(0)} s (the other engineer's work may share these cores: see "machine busy" against "these processes")`);
+  await cleanup();
+  if (profileDir) {
+    const written = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f));
+    const byPid = roles.map((r) => `${r.name} ${written.some((f) => f.includes(`.${r.pid}.`)) ? 'written' : 'MISSING'}`);
+    say(`profiles in ${profileDir}: ${written.join(', ') || 'none'} (${byPid.join(', ')}); open them in Chrome DevTools or speedscope`);
+    if (!existsSync(profileDir) || written.length < roles.length) process.exitCode = 1;
+  }
+
+  const held = steps.filter((s) => s.held);
+  const best = held.length ? held.reduce((a, b) => (b.cps > a.cps ? b : a)) : steps.length ? steps.reduce((a, b) => (b.cps < a.cps ? b : a)) : undefined;
+  const f1 = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? 'n/a' : v.toFixed(1));
+  say(
+    `agent: ${best ? (best.held ? String(best.cps) : '0') : 'n/a'} calls/s at p99 < ${P99_LIMIT_MS} ms; ` +
+      `p99 authorization ${f1(best && percentile(best.auth, 99))} ms; p99 begin ${f1(best && percentile(best.begin, 99))} ms; ` +
+      `queue limit ${queueLimit === undefined ? 'n/a' : queueLimit.toFixed(0)} round trips/s; ratio ${ratio === undefined ? 'n/a' : ratio.toFixed(2)}`,
+  );
 }
 
-main().catch((err) => {
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    say(`${signal}: stopping the agent, the workers and the local servers`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+main().catch(async (err) => {
   console.error(err);
+  await cleanup().catch((e) => console.error(e));
   process.exit(1);
 });

@@ -108,10 +108,10 @@ public final class Main {
             // results; the committer commits under the shared lock, so no write runs meanwhile). With a commit per
             // write group, the default would let the file grow by every chunk written in the last 45 s.
             mvStore.setRetentionTime(0);
-            rawBackend = new H2Backend(mvStore);
+            rawBackend = KeyLookupBackends.h2(mvStore);
         } else {
             mvStore = null;
-            rawBackend = new MemoryBackend();
+            rawBackend = KeyLookupBackends.memory();
         }
 
         // mongo-java-server 1.47.0 reports version 5.0.0 with maxWireVersion 8, but Node driver 7.x requires >= 9

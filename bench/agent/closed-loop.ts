@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { OperationResult, TransactionJob } from '../../src/shared/queues/payloads';
+import { createQueues } from '../../src/shared/queues/queues';
+import { ReplyInbox, request } from '../../src/shared/queues/replies';
+import { createRedis } from '../../src/shared/redis';
+import type { AgentClient } from './client';
+import { ErrorCounts, latencyLine, percentile } from './stats';
+
+/** Runs `count` tasks, `concurrency` at a time, each started as soon as one finishes (closed loop). */
+async function closed(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      for (let i = next++; i < count; i = next++) await task(i);
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+export interface ClosedResult {
+  pairsPerSecond: number;
+  opsPerSecond: number;
+  begin: number[];
+  end: number[];
+  ops: number[];
+  errors: ErrorCounts;
+}
+
+/** begin+end pairs through the agent's REST mirror, `concurrency` pairs in flight (as bench:agent always did). */
+export async function closedLoop(client: AgentClient, pairs: number, concurrency: number, tagPrefix: string, accountOf: (i: number) => string): Promise<ClosedResult> {
+  const begin: number[] = [];
+  const end: number[] = [];
+  const errors = new ErrorCounts();
+  const check = (op: string, a: { error?: string; body?: Record<string, unknown> }) => {
+    if (a.error) errors.add(`${op}: ${a.error}`);
+    else if (a.body!.ok !== true) errors.add(`${op}: ${String(a.body!.reason)}`);
+    else return true;
+    return false;
+  };
+  const seconds = await closed(pairs, concurrency, async (i) => {
+    const call = { transaction_tag: `${tagPrefix}-${i}`, account_tag: accountOf(i) };
+    const b = await client.post('/v1/begin_transaction', { ...call, source: '3220000000', destination: '393212345' });
+    begin.push(b.ms);
+    if (!check('begin', b)) return;
+    const e = await client.post('/v1/end_transaction', call);
+    end.push(e.ms);
+    check('end', e);
+  });
+  return { pairsPerSecond: pairs / seconds, opsPerSecond: (begin.length + end.length) / seconds, begin, end, ops: [...begin, ...end], errors };
+}
+
+export interface BareResult {
+  perSecond: number;
+  latency: number[];
+  errors: ErrorCounts;
+}
+
+/**
+ * The bare queue round trip: no-op jobs (`{ op: 'noop' }`, answered at once by the workers) from this
+ * process through the agent's own request path: `request()` and a ReplyInbox (src/shared/queues/
+ * replies.ts) on the `transactions` queue, created as the agent creates them.
+ */
+export class BareRoundTrip {
+  private readonly connection;
+  private readonly queues;
+  private readonly inbox: ReplyInbox;
+
+  constructor(
+    redisUrl: string,
+    private readonly prefix: string,
+    logger: Logger,
+    private readonly timeoutMs: number,
+  ) {
+    this.connection = createRedis(redisUrl);
+    this.connection.on('error', () => undefined);
+    this.queues = createQueues(this.connection, prefix);
+    const subscriber = createRedis(redisUrl);
+    subscriber.on('error', () => undefined);
+    this.inbox = new ReplyInbox(subscriber, prefix, logger);
+  }
+
+  async start(): Promise<void> {
+    await this.inbox.start();
+  }
+
+  async run(count: number, concurrency: number): Promise<BareResult> {
+    const latency: number[] = [];
+    const errors = new ErrorCounts();
+    const seconds = await closed(count, concurrency, async () => {
+      const started = performance.now();
+      try {
+        const job: TransactionJob = { op: 'noop', deadline: Date.now() + this.timeoutMs };
+        const answer = await request<TransactionJob, OperationResult>(this.queues.transactions, this.inbox, 'noop', job, randomUUID(), this.timeoutMs);
+        if (!answer?.ok) errors.add(`noop: ${answer?.reason ?? 'no answer'}`);
+      } catch (err) {
+        errors.add(`noop: ${(err as Error).constructor.name}`);
+      }
+      latency.push(performance.now() - started);
+    });
+    return { perSecond: count / seconds, latency, errors };
+  }
+
+  async close(): Promise<void> {
+    await this.inbox.close().catch(() => undefined);
+    await this.queues.close().catch(() => undefined);
+    await this.connection.quit().catch(() => this.connection.disconnect());
+  }
+}
+
+export function closedLines(c: ClosedResult, bare: BareResult, pairs: number, concurrency: number): string[] {
+  const ratio = c.opsPerSecond / bare.perSecond;
+  return [
+    `closed loop: ${pairs} begin+end pairs at concurrency ${concurrency}: ${c.pairsPerSecond.toFixed(1)} pairs/s = ${c.opsPerSecond.toFixed(0)} agent operations/s; begin ${latencyLine(c.begin)}; end ${latencyLine(c.end)}; all operations p50 ${percentile(c.ops, 50).toFixed(1)} / p99 ${percentile(c.ops, 99).toFixed(1)} ms; errors: ${c.errors}`,
+    `bare queue round trip (noop jobs via request() + ReplyInbox on the transactions queue, from the bench process): ${bare.latency.length} at concurrency ${concurrency}: ${bare.perSecond.toFixed(0)} round trips/s; ${latencyLine(bare.latency)}; errors: ${bare.errors}`,
+    `ratio: agent operations/s / bare round trips/s = ${c.opsPerSecond.toFixed(0)} / ${bare.perSecond.toFixed(0)} = ${ratio.toFixed(2)}`,
+  ];
+}
