@@ -259,7 +259,9 @@ async function main(): Promise<void> {
     console.log(`storage limit measured with ${storageDocs} documents of the records' size; queue limit with ${jobs} empty jobs`);
     if (values.profile) console.log(profile.report());
     console.log(`peak RSS: worker processes ${workerRss.join(', ')} MB; CLI in its summary above`);
-    console.log(`import: ${Math.round(importRate)}; storage limit: ${Math.round(storageRate)}; queue limit: ${Math.round(queueRate)}; ratio: ${(importRate / limit).toFixed(2)}`);
+    // Issue 12 measures imports against the storage limit (the raw insertMany rate); the ratio to the
+    // smaller of the two limits is kept beside it, as earlier figures in docs/BENCHMARKS.md used it.
+    console.log(`import: ${Math.round(importRate)}; storage limit: ${Math.round(storageRate)}; queue limit: ${Math.round(queueRate)}; ratio to storage: ${(importRate / storageRate).toFixed(2)}; ratio to the smaller limit: ${(importRate / limit).toFixed(2)}`);
   } finally {
     for (const w of workers) w.kill('SIGTERM');
     await Promise.all(workers.map((w) => (w.exitCode === null ? once(w, 'exit') : undefined)));
