@@ -4,7 +4,7 @@ import type { AppContext } from '../shared/context';
 import { badInput, ErrorCodes, ServiceError } from '../shared/errors';
 import { QueueNames } from '../shared/queues/names';
 import type { ImportBatchResult, ImportLine } from '../shared/queues/payloads';
-import { createQueueEvents } from '../shared/queues/queues';
+import { bullmqPrefix, createQueueEvents } from '../shared/queues/queues';
 import { finishedBatch, importBatchId } from '../shared/ledger';
 import { decideAbandonedWithin } from '../shared/outcomes';
 import { abandonWriteMs } from './operations';
@@ -52,7 +52,7 @@ export class RecordBatchService {
   ) {}
 
   static async start(ctx: AppContext): Promise<RecordBatchService> {
-    const events = createQueueEvents(ctx.newRedis(), ctx.config.queuePrefix, QueueNames.imports);
+    const events = createQueueEvents(ctx.newRedis(), bullmqPrefix(ctx.config), QueueNames.imports);
     // The connection is closed with the context; that ends the event loop with an error we expect.
     events.on('error', (err) => ctx.logger.debug({ err }, 'imports queue events'));
     await events.waitUntilReady();

@@ -4,7 +4,7 @@ import type { AppContext } from '../shared/context';
 import { registerGraphql } from '../shared/http/graphql';
 import { registerQueueBoard } from '../shared/http/queue-board';
 import { createHttpServer } from '../shared/http/server';
-import { connectMongo } from '../shared/mongo';
+import { connectMongo, writeConcernOf } from '../shared/mongo';
 import { RatingDataCache } from '../shared/rating-data/cache';
 import type { ApiServices } from './graphql/context';
 import { apiModules } from './graphql/schema';
@@ -20,7 +20,7 @@ import { createApiStores } from './store';
 export async function buildApi(ctx: AppContext): Promise<FastifyInstance> {
   const app = await createHttpServer(ctx, { name: 'api', access: apiAccess });
   const poolSize = ctx.config.apiMongoPoolSize;
-  const mongo = poolSize > 0 ? await connectMongo(ctx.mongo.url, ctx.config.mongoDb, { maxPoolSize: poolSize, appName: 'rating-api' }) : ctx.mongo;
+  const mongo = poolSize > 0 ? await connectMongo(ctx.mongo.url, ctx.config.mongoDb, { maxPoolSize: poolSize, appName: 'rating-api', writeConcern: writeConcernOf(ctx.config) }) : ctx.mongo;
   if (mongo !== ctx.mongo) app.addHook('onClose', () => mongo.close());
   const apiCtx: AppContext = mongo === ctx.mongo ? ctx : { ...ctx, mongo };
   // Routing answers (destination_rate, leastCostRouting) come from the in-memory rating index.

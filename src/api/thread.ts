@@ -16,7 +16,9 @@ import { buildApi } from './app';
  * to the servers the process started or was given.
  */
 export async function startApiThread(ctx: AppContext): Promise<RoleHandle> {
-  const endpoints: Endpoints = { mongoUrl: ctx.mongo.url, redisUrl: ctx.config.redisUrl ?? redisUrlOf(ctx.redis) };
+  // A Redis Cluster is named by the configuration (REDIS_CLUSTER_NODES), which the thread reads too.
+  const redisUrl = ctx.config.redisClusterNodes ? undefined : (ctx.config.redisUrl ?? redisUrlOf(ctx.redis as Redis));
+  const endpoints: Endpoints = { mongoUrl: ctx.mongo.url, redisUrl };
   const worker = new Worker(__filename, { workerData: { role: 'api', endpoints } });
   let closing = false;
   const exited = once(worker, 'exit');

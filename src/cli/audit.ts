@@ -4,7 +4,7 @@
  */
 import { ConfigError, loadConfig } from '../shared/config';
 import { auditLedger } from '../shared/ledger/audit';
-import { connectMongo } from '../shared/mongo';
+import { connectMongo, writeConcernOf } from '../shared/mongo';
 
 export const USAGE = `usage: rating audit [--json]
   For every account: balance = opening balance + ledger entries (+ balance changes not yet settled),
@@ -28,7 +28,7 @@ export async function runAudit(args: string[]): Promise<number> {
     console.error('MONGO_URL must be set: the audit reads the same database as the service');
     return 2;
   }
-  const mongo = await connectMongo(config.mongoUrl, config.mongoDb);
+  const mongo = await connectMongo(config.mongoUrl, config.mongoDb, { writeConcern: writeConcernOf(config) });
   try {
     const report = await auditLedger(mongo.collections);
     if (args.includes('--json')) {

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { createToken, ensureTokenIndexes, listTokens, revokeToken, TokenNameTaken } from '../shared/auth/token-store';
 import { parseScopes, validTokenName } from '../shared/auth/token-format';
 import { Config, ConfigError, loadConfig } from '../shared/config';
-import { connectMongo, Mongo } from '../shared/mongo';
+import { connectMongo, Mongo, writeConcernOf } from '../shared/mongo';
 
 const USAGE = `usage:
   npm run token -- create --name NAME --scopes read,write,agent
@@ -71,7 +71,7 @@ async function main(argv: string[]): Promise<number> {
     console.error('MONGO_URL must be set: tokens live in the service database (e.g. MONGO_URL=mongodb://127.0.0.1:27017/rating)');
     return 2;
   }
-  const mongo = await connectMongo(config.mongoUrl, config.mongoDb);
+  const mongo = await connectMongo(config.mongoUrl, config.mongoDb, { writeConcern: writeConcernOf(config) });
   try {
     await ensureTokenIndexes(mongo.db);
     if (command === 'create') return await create(mongo, args);

@@ -5,6 +5,7 @@
 
 import { BootstrapToken, parseBootstrapTokens } from './auth/token-format';
 import { DEFAULT_HEADROOM_SECONDS } from './rating/units';
+import { parseRedisNodes, RedisNode } from './redis-nodes';
 
 export type NodeEnv = 'development' | 'production' | 'test';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -19,8 +20,14 @@ export interface Config {
   /** Undefined means: start a local MongoDB-wire server under dataDir. */
   mongoUrl: string | undefined;
   mongoDb: string;
+  /** Write concern of every write (MONGO_WRITE_CONCERN: `majority` or a number of members, 0 refused). */
+  mongoWriteConcern: number | 'majority';
+  /** MONGO_JOURNAL: a write is acknowledged only once in the on-disk journal. */
+  mongoJournal: boolean;
   /** Undefined means: start a local redis-server under dataDir. */
   redisUrl: string | undefined;
+  /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES); set, it replaces redisUrl (docs/OPERATIONS.md). */
+  redisClusterNodes: RedisNode[] | undefined;
   queuePrefix: string;
   dataDir: string;
   logLevel: LogLevel;
@@ -159,6 +166,15 @@ function databaseFromUrl(url: string | undefined): string | undefined {
   }
 }
 
+/** MONGO_WRITE_CONCERN: `majority` (default) or 1..50 members; 0 (unacknowledged) would lose charges silently. */
+function writeConcern(r: Reader): number | 'majority' {
+  const value = r.raw('MONGO_WRITE_CONCERN');
+  if (value === undefined || value === 'majority') return 'majority';
+  if (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 50) return Number(value);
+  r.problems.push(`MONGO_WRITE_CONCERN=${JSON.stringify(value)} must be "majority" or a number of members from 1 to 50`);
+  return 'majority';
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const nodeEnv = r.oneOf('NODE_ENV', NODE_ENVS, 'development');
@@ -171,7 +187,10 @@ export function loadConfig(env: Env = process.env): Config {
     workerPort: r.int('METRICS_PORT', 9464, 0, 65535),
     mongoUrl,
     mongoDb: r.string('MONGO_DB', databaseFromUrl(mongoUrl) ?? 'rating'),
+    mongoWriteConcern: writeConcern(r),
+    mongoJournal: r.oneOf('MONGO_JOURNAL', ['true', 'false'], 'true') === 'true',
     redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
+    redisClusterNodes: undefined,
     queuePrefix: r.string('QUEUE_PREFIX', 'rating'),
     dataDir: r.string('DATA_DIR', './.data'),
     logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'warn' : 'info'),
@@ -212,6 +231,13 @@ export function loadConfig(env: Env = process.env): Config {
   r.problems.push(...tokens.problems);
   // An unsigned webhook could be forged by anyone who learns the URL; refuse to send one.
   if (config.alertWebhookUrl && !config.alertWebhookSecret) r.problems.push('ALERT_WEBHOOK_SECRET is required when ALERT_WEBHOOK_URL is set');
+  const clusterNodes = r.raw('REDIS_CLUSTER_NODES');
+  if (clusterNodes !== undefined) {
+    const parsed = parseRedisNodes('REDIS_CLUSTER_NODES', clusterNodes);
+    r.problems.push(...parsed.problems);
+    config.redisClusterNodes = parsed.nodes.length > 0 ? parsed.nodes : undefined;
+    if (config.redisUrl) r.problems.push('REDIS_URL and REDIS_CLUSTER_NODES are both set: set REDIS_URL for one Redis server or REDIS_CLUSTER_NODES for a Redis Cluster, not both');
+  }
   if (/[:{}]/.test(config.queuePrefix)) r.problems.push('QUEUE_PREFIX must not contain ":", "{" or "}"');
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

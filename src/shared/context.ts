@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import type { Logger } from './logger';
-import { connectMongo, ensureIndexes, Mongo } from './mongo';
-import { createQueues, Queues } from './queues/queues';
-import { createRedis } from './redis';
+import { connectMongo, ensureIndexes, Mongo, writeConcernOf } from './mongo';
+import { bullmqPrefix, createQueues, Queues } from './queues/queues';
+import { createRedis, RedisClient, RedisTarget } from './redis';
 
 /**
  * What every process holds open: one Mongo client, one Redis connection, the queues.
@@ -13,25 +12,35 @@ export interface AppContext {
   config: Config;
   logger: Logger;
   mongo: Mongo;
-  redis: Redis;
+  /** One Redis server or a Redis Cluster (REDIS_CLUSTER_NODES): src/shared/redis.ts. */
+  redis: RedisClient;
   queues: Queues;
-  /** A fresh Redis connection, for users that block on theirs (workers, queue events). */
-  newRedis(): Redis;
+  /** A fresh Redis connection, for users that block on theirs (workers, queue events, subscribers). */
+  newRedis(): RedisClient;
   close(): Promise<void>;
 }
 
 export interface Endpoints {
   mongoUrl: string;
-  redisUrl: string;
+  /** The Redis server; ignored (and may be undefined) when the configuration names a Redis Cluster. */
+  redisUrl: string | undefined;
+}
+
+/** A Redis Cluster when REDIS_CLUSTER_NODES is set (never started locally), else the server at redisUrl. */
+export function redisTarget(config: Pick<Config, 'redisClusterNodes'>, redisUrl: string | undefined): RedisTarget {
+  if (config.redisClusterNodes) return { cluster: config.redisClusterNodes };
+  if (!redisUrl) throw new Error('no Redis: set REDIS_URL (one server) or REDIS_CLUSTER_NODES (a cluster)');
+  return { url: redisUrl };
 }
 
 export async function createContext(config: Config, endpoints: Endpoints, logger: Logger): Promise<AppContext> {
-  const mongo = await connectMongo(endpoints.mongoUrl, config.mongoDb);
+  const mongo = await connectMongo(endpoints.mongoUrl, config.mongoDb, { writeConcern: writeConcernOf(config) });
   await ensureIndexes(mongo.collections);
-  const redis = createRedis(endpoints.redisUrl);
+  const target = redisTarget(config, endpoints.redisUrl);
+  const redis = createRedis(target);
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
-  const extra: Redis[] = [];
-  const queues = createQueues(redis, config.queuePrefix);
+  const extra: RedisClient[] = [];
+  const queues = createQueues(redis, bullmqPrefix(config));
   return {
     config,
     logger,
@@ -39,7 +48,7 @@ export async function createContext(config: Config, endpoints: Endpoints, logger
     redis,
     queues,
     newRedis: () => {
-      const connection = createRedis(endpoints.redisUrl);
+      const connection = createRedis(target);
       connection.on('error', (err) => logger.warn({ err }, 'redis connection error'));
       extra.push(connection);
       return connection;

@@ -31,6 +31,19 @@ export interface MongoPoolOptions {
   appName?: string;
   /** Emit the driver's command events (benchmarks and tests count and inspect the commands sent). */
   monitorCommands?: boolean;
+  /** Write concern of every write of this client (default majority + journal): config MONGO_WRITE_CONCERN, MONGO_JOURNAL. */
+  writeConcern?: MongoWriteConcern;
+}
+
+/** What acknowledges a write: docs/AGENT.md "Money guarantees", docs/SCALING.md. */
+export interface MongoWriteConcern {
+  w: number | 'majority';
+  journal: boolean;
+}
+
+/** The write concern a process's configuration asks for. */
+export function writeConcernOf(config: { mongoWriteConcern: number | 'majority'; mongoJournal: boolean }): MongoWriteConcern {
+  return { w: config.mongoWriteConcern, journal: config.mongoJournal };
 }
 
 /**
@@ -46,6 +59,10 @@ export async function connectMongo(url: string, dbName: string, options: MongoPo
     maxPoolSize: options.maxPoolSize ?? 50,
     ...(options.appName ? { appName: options.appName } : {}),
     ...(options.monitorCommands ? { monitorCommands: true } : {}),
+    // Client-level, so every write of the service has it: nearly all of them move money or decide
+    // its fate (balances, ledger, records, outcomes, import batches), and the few that do not (tokens,
+    // rating data) are rare. It overrides any w/journal in the URL.
+    writeConcern: options.writeConcern ?? { w: 'majority', journal: true },
   });
   await client.connect();
   const db = client.db(dbName);

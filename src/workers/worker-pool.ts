@@ -2,6 +2,7 @@ import { Job, Worker } from 'bullmq';
 import type { AppContext } from '../shared/context';
 import { instrumentWorker } from '../shared/metrics';
 import { QueueNames } from '../shared/queues/names';
+import { bullmqPrefix } from '../shared/queues/queues';
 import { RatingDataCache } from '../shared/rating-data/cache';
 import { scheduleMaintenance } from './maintenance/schedule';
 import { processorsFor } from './processors';
@@ -21,7 +22,7 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     if (!processor) throw new Error(`no processor for queue ${name}`);
     const worker = new Worker(name, processor, {
       connection: ctx.newRedis(),
-      prefix: ctx.config.queuePrefix,
+      prefix: bullmqPrefix(ctx.config),
       concurrency: ctx.config.workerConcurrency,
       // A job whose worker died is picked up again after this long.
       lockDuration: ctx.config.jobLockMs,

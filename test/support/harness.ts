@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Config, loadConfig } from '../../src/shared/config';
 import { AppContext, createContext } from '../../src/shared/context';
 import { createLogger } from '../../src/shared/logger';
+import { deleteKeys, keysEverywhere } from '../../src/shared/redis';
 
 /** A name no other test file uses: each file gets its own database and queue prefix. */
 export function uniqueName(kind: string): string {
@@ -15,9 +16,10 @@ export function serverUrls(): { mongoUrl: string; redisUrl: string } {
   return { mongoUrl, redisUrl };
 }
 
+/** `REDIS_CLUSTER_NODES` in the overrides runs the context on that Redis Cluster instead of the test server. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
   const { mongoUrl, redisUrl } = serverUrls();
-  return loadConfig({
+  const env: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     MONGO_URL: mongoUrl,
@@ -27,7 +29,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     API_PORT: '0',
     AGENT_PORT: '0',
     ...overrides,
-  });
+  };
+  if (overrides.REDIS_CLUSTER_NODES) delete env.REDIS_URL;
+  return loadConfig(env);
 }
 
 export interface TestContext extends AppContext {
@@ -42,8 +46,9 @@ export async function createTestContext(overrides: Record<string, string> = {}):
     ...ctx,
     destroy: async () => {
       await ctx.mongo.db.dropDatabase().catch(() => undefined);
-      const keys = await ctx.redis.keys(`${config.queuePrefix}:*`);
-      if (keys.length > 0) await ctx.redis.del(...keys);
+      // Our keys and, on a Redis Cluster, the queues' hash-tagged ones ({prefix}:...), on every node.
+      const keys = (await Promise.all([`${config.queuePrefix}:*`, `{${config.queuePrefix}}:*`].map((p) => keysEverywhere(ctx.redis, p)))).flat();
+      await deleteKeys(ctx.redis, keys);
       await ctx.close();
     },
   };

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Config } from '../../src/shared/config';
+import { formatRedisNodes } from '../../src/shared/redis-nodes';
 import { sleep } from '../../src/shared/services/process-tools';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -14,6 +15,13 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
+/** The Redis of a test's configuration for a child process: the test server, or the Redis Cluster it names. */
+export function redisEnv(config: Pick<Config, 'redisClusterNodes'>): Record<string, string | undefined> {
+  return config.redisClusterNodes
+    ? { REDIS_URL: '', REDIS_CLUSTER_NODES: formatRedisNodes(config.redisClusterNodes) }
+    : { REDIS_URL: process.env.REDIS_URL, REDIS_CLUSTER_NODES: '' };
+}
+
 /**
  * A real worker process (the built `dist/workers/main.js`) on the test's database and queue prefix.
  * Resolves once it logs that it is ready.
@@ -25,7 +33,7 @@ export async function startWorkerProcess(config: Config, env: Record<string, str
       NODE_ENV: 'test',
       LOG_LEVEL: 'info',
       MONGO_URL: process.env.MONGO_URL,
-      REDIS_URL: process.env.REDIS_URL,
+      ...redisEnv(config),
       MONGO_DB: config.mongoDb,
       QUEUE_PREFIX: config.queuePrefix,
       METRICS_PORT: '0',

@@ -28,9 +28,17 @@ describe('loadConfig', () => {
     [{ MONGO_URL: 'http://x' }, 'MONGO_URL must use mongodb:'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL is not a valid URL'],
     [{ WORKER_CONCURRENCY: '0' }, 'WORKER_CONCURRENCY="0" must be an integer from 1 to 1000'],
+    [{ MONGO_WRITE_CONCERN: '0' }, 'MONGO_WRITE_CONCERN="0" must be "majority" or a number of members from 1 to 50'],
+    [{ MONGO_WRITE_CONCERN: 'all' }, 'MONGO_WRITE_CONCERN="all" must be "majority"'],
+    [{ MONGO_JOURNAL: 'yes' }, 'MONGO_JOURNAL="yes" must be one of true, false'],
   ])('refuses %j with a clear message', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('writes with majority and journal unless told otherwise (docs/SCALING.md)', () => {
+    expect(loadConfig({})).toMatchObject({ mongoWriteConcern: 'majority', mongoJournal: true });
+    expect(loadConfig({ MONGO_WRITE_CONCERN: '1', MONGO_JOURNAL: 'false' })).toMatchObject({ mongoWriteConcern: 1, mongoJournal: false });
   });
 
   it('reports every bad value at once', () => {

@@ -11,7 +11,7 @@ import { ConfigError, loadConfig } from '../../shared/config';
 import { createContext } from '../../shared/context';
 import { QueueNames } from '../../shared/queues/names';
 import type { ImportLine } from '../../shared/queues/payloads';
-import { createQueueEvents } from '../../shared/queues/queues';
+import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
 import { IMPORT_ID_PATTERN, openImport } from '../../shared/ledger';
 import { csvLine, jsonLine } from './line';
 import { Progress } from './progress';
@@ -27,7 +27,7 @@ export const USAGE = `usage: rating import FILE|- [options]
   --import-id ID         name of the import (default: hash of the file; required to resume stdin)
   --max-in-flight N      batches queued or processing at once (default 8)
   --no-progress          no progress output
-Needs MONGO_URL and REDIS_URL (and QUEUE_PREFIX, MONGO_DB) as the service uses; workers must be running.
+Needs MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and QUEUE_PREFIX, MONGO_DB) as the service uses; workers must be running.
 Exit status: 0 every line recorded (or already recorded), 1 some lines rejected, 2 the import failed.`;
 
 export class UsageError extends Error {}
@@ -92,8 +92,8 @@ async function contentId(path: string, format: Format): Promise<string> {
 export async function runImport(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
   const config = loadConfig();
-  if (!config.mongoUrl || !config.redisUrl) {
-    console.error('MONGO_URL and REDIS_URL must be set: the import talks to the same servers as the service');
+  if (!config.mongoUrl || (!config.redisUrl && !config.redisClusterNodes)) {
+    console.error('MONGO_URL and REDIS_URL (or REDIS_CLUSTER_NODES) must be set: the import talks to the same servers as the service');
     return 2;
   }
   const stdin = options.file === '-';
@@ -108,7 +108,7 @@ export async function runImport(argv: string[]): Promise<number> {
 
   const logger = pino({ name: 'import', level: config.logLevel }, pino.destination(2));
   const ctx = await createContext(config, { mongoUrl: config.mongoUrl, redisUrl: config.redisUrl }, logger);
-  const events = createQueueEvents(ctx.newRedis(), config.queuePrefix, QueueNames.imports);
+  const events = createQueueEvents(ctx.newRedis(), bullmqPrefix(config), QueueNames.imports);
   events.on('error', (err) => logger.debug({ err }, 'imports queue events'));
   const started = Date.now();
   const totals = new Totals();

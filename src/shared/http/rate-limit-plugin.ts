@@ -27,13 +27,21 @@ function limitKey(request: FastifyRequest): string {
 const rateLimitPlugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, { ctx, server }) => {
   const { rateLimitMax: max, rateLimitWindowMs: windowMs } = ctx.config;
   if (max === 0) return;
+  // The limit is set here, where the plugin is registered, and the checker is made without options:
+  // `createRateLimit(options)` makes a per-route child store whose keys carry the route's method and
+  // URL, which a checker made outside a route does not have (keys read `...:undefinedundefined-token:...`).
+  // Keys: `<prefix>:rate-limit:<server>:<token or ip>`, one key per counter (INCR + PEXPIRE in one
+  // single-key script), so they spread over a Redis Cluster's slots and need no hash tag.
   await app.register(rateLimit, {
     global: false,
     redis: ctx.redis,
     nameSpace: `${ctx.config.queuePrefix}:rate-limit:${server}:`,
+    max,
+    timeWindow: windowMs,
+    keyGenerator: limitKey,
     skipOnError: true,
   });
-  const check = app.createRateLimit({ max, timeWindow: windowMs, keyGenerator: limitKey, skipOnError: true });
+  const check = app.createRateLimit();
 
   app.addHook('onRequest', async (request, reply) => {
     if (request.principal === null) return;

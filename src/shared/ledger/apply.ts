@@ -120,7 +120,7 @@ export async function applyOnce(store: LedgerStore, op: LedgerOp, freshAt?: numb
         await settle(store, op.account_tag, marker);
         return { outcome: 'already' };
       }
-      if (await store.ledger.findOne({ _id: op.op }, { projection: { _id: 1 } })) return { outcome: 'already' };
+      if (await store.ledger.findOne({ _id: op.op, account_tag: op.account_tag }, { projection: { _id: 1 } })) return { outcome: 'already' };
       known = state.ledger_rev ?? null;
     }
     const updated = await applyAt(store, op, known);
@@ -148,5 +148,5 @@ export async function wasApplied(store: LedgerStore, accountTag: string, opId: s
     await writeEntry(store, accountTag, state.import_marker);
     return true;
   }
-  return (await store.ledger.findOne({ _id: opId }, { projection: { _id: 1 } })) !== null;
+  return (await store.ledger.findOne({ _id: opId, account_tag: accountTag }, { projection: { _id: 1 } })) !== null;
 }

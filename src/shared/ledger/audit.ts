@@ -24,7 +24,7 @@ export interface AuditReport {
 /**
  * The ledger's promise, checked from MongoDB alone (a full read of accounts, ledger and records: an
  * operator's tool, never on the hot path). For every account:
- * - balance = opening_balance + sum(ledger entries) + sum(pending markers);
+ * - balance = opening_balance + sum(ledger entries) + sum(markers whose entry is not written yet);
  * - the fees of its charged records = the ledger's charges minus its refunds. A record counts as charged
  *   when its state says so ('charged'), when it is 'imported' and its batch debit of the account is in
  *   the ledger, when it is 'pending' and its charge is in the ledger, or when it is 'rolling_back' and
@@ -75,8 +75,10 @@ export async function auditLedger(collections: Pick<Collections, 'accounts' | 'l
   for await (const account of collections.accounts.find({}, { projection: { account_tag: 1, balance: 1, opening_balance: 1, ledger_pending: 1, import_marker: 1 } })) {
     accounts += 1;
     seen.add(account.account_tag);
-    // The import slot keeps its marker after settling: it is pending only while its entry is missing.
-    const unsettled = [...(account.ledger_pending ?? []), ...(account.import_marker && !ids.has(account.import_marker.op) ? [account.import_marker] : [])];
+    // A marker is pending only while its entry is missing: one whose entry is written (its removal
+    // not done yet, or interrupted) is counted by the ledger, not twice. The import slot keeps its
+    // marker after settling.
+    const unsettled = [...(account.ledger_pending ?? []), ...(account.import_marker ? [account.import_marker] : [])].filter((m) => !ids.has(m.op));
     const pending = unsettled.reduce((sum, m) => sum + m.amount, 0n);
     pendingMarkers += unsettled.length;
     const balanceDifference = account.balance - ((account.opening_balance ?? 0n) + (ledgerSum.get(account.account_tag) ?? 0n) + pending);

@@ -36,7 +36,7 @@ export async function readBatchDebits(store: LedgerStore, batchId: string, tags:
   const docs = await Promise.all(
     chunks(tags).map((part) => store.accounts.find({ account_tag: { $in: part } }, { projection: BATCH_DEBIT_PROJECTION }).toArray()),
   );
-  const settled = await existingEntries(store, tags.map((tag) => opIds.importDebit(batchId, tag)));
+  const settled = await existingEntries(store, tags.map((tag) => ({ tag, op: opIds.importDebit(batchId, tag) })));
   const state = new Map<string, BatchDebitStateOf>();
   for (const doc of docs.flat()) {
     const op = opIds.importDebit(batchId, doc.account_tag);
@@ -45,8 +45,13 @@ export async function readBatchDebits(store: LedgerStore, batchId: string, tags:
   return state;
 }
 
-async function existingEntries(store: LedgerStore, ids: string[]): Promise<Set<string>> {
-  const found = await Promise.all(chunks(ids).map((part) => store.ledger.find({ _id: { $in: part } }, { projection: { _id: 1 } }).toArray()));
+/** Which of these entries exist. An entry's account is known with its id: the filter carries the shard key (docs/SCALING.md). */
+async function existingEntries(store: LedgerStore, wanted: Array<{ tag: string; op: string }>): Promise<Set<string>> {
+  const found = await Promise.all(
+    chunks(wanted).map((part) =>
+      store.ledger.find({ _id: { $in: part.map((w) => w.op) }, account_tag: { $in: [...new Set(part.map((w) => w.tag))] } }, { projection: { _id: 1 } }).toArray(),
+    ),
+  );
   return new Set(found.flat().map((e) => e._id));
 }
 
@@ -143,7 +148,7 @@ function markerFor(batchId: string, tag: string, total: bigint): LedgerMarker {
  */
 async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; marker: LedgerMarker }>, lookFirst: boolean): Promise<number> {
   if (markers.length === 0) return 0;
-  const existing = lookFirst ? await existingEntries(store, markers.map((m) => m.marker.op)) : new Set<string>();
+  const existing = lookFirst ? await existingEntries(store, markers.map((m) => ({ tag: m.tag, op: m.marker.op }))) : new Set<string>();
   const entries: LedgerEntryDoc[] = markers
     .filter((m) => !existing.has(m.marker.op))
     .map(({ tag, marker }) => entryOf(tag, marker));

@@ -1,5 +1,6 @@
 import { DefaultJobOptions, Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Config } from '../config';
+import type { RedisClient } from '../redis';
 import { QueueNames } from './names';
 import type { AlertJob, ImportBatchJob, MaintenanceJob, ProcessingJob, TransactionJob } from './payloads';
 
@@ -27,6 +28,22 @@ export const defaultJobOptions: Record<string, DefaultJobOptions> = {
   },
 };
 
+/**
+ * The BullMQ key prefix of the deployment. BullMQ names its keys `<prefix>:<queue>:...` and its Lua
+ * scripts touch several keys of a queue at once (and build some key names inside the script), so on a
+ * Redis Cluster all keys of a queue must hash to one slot: the prefix is a hash tag, `{rating}`.
+ * One tag for all queues rather than one per queue: it is BullMQ's documented setup, keeps any
+ * cross-queue operation (flows, parent/child) possible, and costs little here, because the queue that
+ * carries the load (transactions: every agent request) would sit on a single slot under any tagging;
+ * the cluster buys failover and room for the other keys (rate limits, alert state, announcements),
+ * which keep the plain prefix and so spread over all slots. Cluster mode only: on a single server
+ * the prefix stays `rating`, so the jobs and schedules of an existing deployment are not orphaned by
+ * an upgrade (docs/DECISIONS.md, "Redis Cluster").
+ */
+export function bullmqPrefix(config: Pick<Config, 'queuePrefix' | 'redisClusterNodes'>): string {
+  return config.redisClusterNodes ? `{${config.queuePrefix}}` : config.queuePrefix;
+}
+
 export interface Queues {
   transactions: Queue<TransactionJob>;
   processing: Queue<ProcessingJob>;
@@ -36,7 +53,8 @@ export interface Queues {
   close(): Promise<void>;
 }
 
-export function createQueues(connection: Redis, prefix: string): Queues {
+/** `prefix`: bullmqPrefix(config). */
+export function createQueues(connection: RedisClient, prefix: string): Queues {
   const make = <T>(name: string) => {
     const queue = new Queue<T>(name, { connection, prefix, defaultJobOptions: defaultJobOptions[name] });
     // Every concurrent add() briefly listens for 'closing'; an agent under load has hundreds in flight.
@@ -58,7 +76,7 @@ export function createQueues(connection: Redis, prefix: string): Queues {
   };
 }
 
-/** QueueEvents blocks on its connection (XREAD BLOCK): pass it a connection of its own. */
-export function createQueueEvents(ownConnection: Redis, prefix: string, name: string): QueueEvents {
+/** QueueEvents blocks on its connection (XREAD BLOCK): pass it a connection of its own. `prefix`: bullmqPrefix(config). */
+export function createQueueEvents(ownConnection: RedisClient, prefix: string, name: string): QueueEvents {
   return new QueueEvents(name, { connection: ownConnection, prefix });
 }

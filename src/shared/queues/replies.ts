@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RedisClient } from '../redis';
 
 /**
  * Answers addressed to the agent that asked (issue 12). A job carries `reply_to`, its agent's inbox;
@@ -11,6 +11,8 @@ import type { Logger } from 'pino';
  * Pub/sub delivers at most once: an answer published while the agent's subscriber reconnects is lost,
  * and the agent, its wait over, reads the job's return value from Redis instead (operations.ts). The
  * answer itself is never at stake: workers decide in MongoDB before they answer.
+ * On a Redis Cluster this is classic pub/sub (SUBSCRIBE/PUBLISH through ioredis' Cluster client): a
+ * message published on any node reaches subscribers on every node, the channel needs no hash slot.
  */
 
 /** The channel of one agent's inbox. */
@@ -40,7 +42,7 @@ export class ReplyInbox {
   private readonly channel: string;
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     prefix: string,
     private readonly logger: Logger,
   ) {
@@ -95,7 +97,7 @@ export class ReplyInbox {
 }
 
 /** Worker side: publishes a job's answer to the agent waiting for it. */
-export async function publishReply(redis: Redis, prefix: string, inbox: string, jobId: string, result: unknown): Promise<void> {
+export async function publishReply(redis: RedisClient, prefix: string, inbox: string, jobId: string, result: unknown): Promise<void> {
   await redis.publish(replyChannel(prefix, inbox), JSON.stringify({ job: jobId, result }));
 }
 

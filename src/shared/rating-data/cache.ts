@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { AppContext } from '../context';
+import type { RedisClient } from '../redis';
 import { RatingIndex } from '../rating';
 
 /**
@@ -7,6 +7,7 @@ import { RatingIndex } from '../rating';
  * call costs no database round trip (DESIGN.md section 2). Every write to carriers, pricelists or
  * rates bumps a version in Redis and announces it on a channel; holders rebuild on the announcement,
  * and also re-check the version before use after a quiet period in case a message was missed.
+ * Redis Cluster: one key (INCR, GET) and a pub/sub channel, which a cluster broadcasts to every node.
  */
 const versionKey = (prefix: string) => `${prefix}:rating-data:version`;
 const channel = (prefix: string) => `${prefix}:rating-data:changed`;
@@ -25,7 +26,7 @@ export class RatingDataCache {
 
   private constructor(
     private readonly ctx: AppContext,
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     /** Re-read the version at most this often even without announcements (missed pub/sub). */
     private readonly recheckMs: number,
   ) {}

@@ -11,14 +11,25 @@ export interface Endpoints {
   stop(): Promise<void>;
 }
 
+/** What a service gets: no Redis URL when the configuration names a Redis Cluster (REDIS_CLUSTER_NODES), never started here. */
+export type ServiceEndpoints = Omit<Endpoints, 'redisUrl'> & { redisUrl: string | undefined };
+
 /**
- * The embedded default: whatever MONGO_URL / REDIS_URL do not name is started here, on loopback,
+ * The embedded default: whatever MONGO_URL / REDIS_URL (or REDIS_CLUSTER_NODES) do not name is started here, on loopback,
  * persistent under DATA_DIR (or ephemeral for tests), and stopped with the service.
  */
 export async function startLocalServices(
-  config: Pick<Config, 'mongoUrl' | 'redisUrl' | 'dataDir'>,
+  config: Pick<Config, 'mongoUrl' | 'redisUrl' | 'dataDir'> & { redisClusterNodes?: undefined },
   options: { ephemeral: boolean; logger?: Logger },
-): Promise<Endpoints> {
+): Promise<Endpoints>;
+export async function startLocalServices(
+  config: Pick<Config, 'mongoUrl' | 'redisUrl' | 'dataDir' | 'redisClusterNodes'>,
+  options: { ephemeral: boolean; logger?: Logger },
+): Promise<ServiceEndpoints>;
+export async function startLocalServices(
+  config: Pick<Config, 'mongoUrl' | 'redisUrl' | 'dataDir'> & Partial<Pick<Config, 'redisClusterNodes'>>,
+  options: { ephemeral: boolean; logger?: Logger },
+): Promise<ServiceEndpoints> {
   const started: RunningServer[] = [];
   const stop = async () => {
     await Promise.allSettled(started.map((s) => s.stop()));
@@ -31,12 +42,15 @@ export async function startLocalServices(
           dataDir: options.ephemeral ? undefined : path.join(config.dataDir, 'mongo'),
           logger: options.logger,
         }).then((s) => (started.push(s), s.url)),
+      // A Redis Cluster is never started here: REDIS_CLUSTER_NODES names one that runs.
       config.redisUrl ??
-        startRedisServer({
-          host: '127.0.0.1',
-          dataDir: options.ephemeral ? undefined : path.join(config.dataDir, 'redis'),
-          logger: options.logger,
-        }).then((s) => (started.push(s), s.url)),
+        (config.redisClusterNodes
+          ? undefined
+          : startRedisServer({
+              host: '127.0.0.1',
+              dataDir: options.ephemeral ? undefined : path.join(config.dataDir, 'redis'),
+              logger: options.logger,
+            }).then((s) => (started.push(s), s.url))),
     ]);
     return { mongoUrl, redisUrl, stop };
   } catch (err) {

@@ -9,6 +9,7 @@ import { which } from './process-tools';
 
 const logger = createLogger({ logLevel: 'info' }, 'prepare');
 try {
+  // The package brings redis-tools (redis-cli) too, which the Redis Cluster test uses to create its cluster.
   if (!process.env.REDIS_URL) ensureRedisServer(logger);
   if (!process.env.MONGO_URL && !which('mongod')) ensureLauncherJar(logger);
 } catch (err) {

@@ -154,7 +154,7 @@ async function writeOwn(deps: TransactionDeps, records: PlannedRecord[], first: 
   const { transactions } = deps.ctx.mongo.collections;
   const duplicates = await insertRecords(transactions, records.map((r) => r.doc));
   const dupRecords = records.filter((_, i) => duplicates.has(i));
-  const stored = dupRecords.length > 0 ? await existingFees(transactions, dupRecords.map((r) => r.doc._id)) : new Map<string, bigint>();
+  const stored = dupRecords.length > 0 ? await existingFees(transactions, dupRecords.map((r) => r.doc)) : new Map<string, bigint>();
   if (first && stored.size > 0) {
     throw new UnrecoverableError(
       `import batch ${batchId}: ${stored.size} of its records exist but the batch has no claim (import_batches document removed?); ` +

@@ -24,10 +24,15 @@ export async function insertRecords(transactions: Collections['transactions'], d
   return duplicates;
 }
 
-/** Which of these `_id`s exist (records of this batch written by an earlier execution), with their fees as stored. */
-export async function existingFees(transactions: Collections['transactions'], ids: string[]): Promise<Map<string, bigint>> {
+/**
+ * Which of these records exist (written by an earlier execution of this batch), with their fees as
+ * stored. By `_id`, and by account too (the shard key, docs/SCALING.md): a record's `_id` derives from its account.
+ */
+export async function existingFees(transactions: Collections['transactions'], docs: Array<Pick<ImportRecordDoc, '_id' | 'account_tag'>>): Promise<Map<string, bigint>> {
   const found = await Promise.all(
-    chunks(ids).map((part) => transactions.find({ _id: { $in: part } }, { projection: { _id: 1, fee: 1 } }).toArray()),
+    chunks(docs).map((part) =>
+      transactions.find({ _id: { $in: part.map((d) => d._id) }, account_tag: { $in: [...new Set(part.map((d) => d.account_tag))] } }, { projection: { _id: 1, fee: 1 } }).toArray(),
+    ),
   );
   return new Map(found.flat().map((doc) => [doc._id, doc.fee]));
 }

@@ -138,7 +138,7 @@ async function interruptedRecords(deps: TransactionDeps, cutoff: number, result:
       const ref = { jobId: record.record_job, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag };
       if (await stands(deps, byJob.get(record.record_job), ref, { account_tag: record.account_tag, record_id: record._id })) {
         await applyOnce(deps.ctx.mongo.collections, { op: opIds.charge(record._id), account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
-        await markCharged(transactions, record._id);
+        await markCharged(transactions, record.account_tag, record._id);
         result.recordsFinished += 1;
       } else {
         await refundRecord(deps, record);

@@ -43,7 +43,7 @@ async function insertEntry(
         return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
       }
       if (await takeOverReservation(deps, account, same.id, entry, prepaid)) return { ok: true, entryId: entry.id };
-      account = await accounts.findOne({ _id: account._id });
+      account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
       continue;
     }
     if (same) {
@@ -58,14 +58,14 @@ async function insertEntry(
       if (fate === 'done') return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
       if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };
       await removeEntry(deps, account.account_tag, same.id);
-      account = await accounts.findOne({ _id: account._id });
+      account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
       continue;
     }
     const max = account.max_concurrent_transactions;
     if (max !== null && max !== undefined && running.length >= max) {
       // Reservations past their time hold no slot: removed, the account is read again.
       if ((await dropExpired(accounts, account, new Date())) > 0) {
-        account = await accounts.findOne({ _id: account._id });
+        account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
         continue;
       }
       return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
@@ -75,6 +75,7 @@ async function insertEntry(
     }
     const filter: Filter<AccountDoc> = {
       _id: account._id,
+      account_tag: account.account_tag,
       'running_transactions.call_id': { $ne: entry.call_id },
     };
     if (max !== null && max !== undefined) {
@@ -86,7 +87,7 @@ async function insertEntry(
     const result = await accounts.updateOne(filter, { $push: { running_transactions: entry }, $inc: { rev: 1 } });
     if (result.modifiedCount === 1) return { ok: true, entryId: entry.id };
     // Someone changed the account in between: re-read and decide again.
-    account = await accounts.findOne({ _id: account._id });
+    account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
     await new Promise((resolve) => setImmediate(resolve));
   }
   return { ok: false, reason: Reasons.BUSY };

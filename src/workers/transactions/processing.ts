@@ -60,7 +60,7 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
     { op: opIds.charge(record._id), account_tag: account.account_tag, amount: -fee, kind: 'charge', transaction_tag: entry.transaction_tag, ref: record._id },
     { 'running_transactions.id': entry.id },
     { $pull: { running_transactions: { id: entry.id } } },
-    () => markCharged(transactions, record._id),
+    () => markCharged(transactions, account.account_tag, record._id),
   );
   if (!applied) return { outcome: await reconcile(deps, account.account_tag, entry.id), fee: 0n };
   afterDebit(deps.ctx, applied, fee);
@@ -73,12 +73,18 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
  */
 export async function reconcile(deps: TransactionDeps, accountTag: string, recordId: string): Promise<ProcessingOutcome> {
   const { transactions } = deps.ctx.mongo.collections;
-  const record = await transactions.findOne({ _id: recordId });
-  if (!record || record.state !== 'pending') return record ? 'already-done' : 'gone';
-  if (await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.charge(recordId))) {
-    await markCharged(transactions, recordId);
+  const record = await transactions.findOne({ _id: recordId, account_tag: accountTag });
+  if (!record) return 'gone';
+  if (record.state !== 'pending') {
+    // Charged, but an attempt killed between the ledger entry and the marker removal leaves the
+    // marker: finish that here rather than leave it to the recovery sweep.
+    if (record.state === 'charged') await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.charge(recordId));
     return 'already-done';
   }
-  await transactions.deleteOne({ _id: recordId, state: 'pending' });
+  if (await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.charge(recordId))) {
+    await markCharged(transactions, accountTag, recordId);
+    return 'already-done';
+  }
+  await transactions.deleteOne({ _id: recordId, account_tag: accountTag, state: 'pending' });
   return 'rolled-back';
 }

@@ -27,9 +27,9 @@ export async function insertRecord(
   }
 }
 
-/** Marks a pending record charged, once its charge is in the ledger. */
-export async function markCharged(transactions: Collections['transactions'], recordId: string): Promise<void> {
-  await transactions.updateOne({ _id: recordId, state: 'pending' }, { $set: { state: 'charged' } });
+/** Marks a pending record charged, once its charge is in the ledger. Filtered by its account too: the shard key (docs/SCALING.md). */
+export async function markCharged(transactions: Collections['transactions'], accountTag: string, recordId: string): Promise<void> {
+  await transactions.updateOne({ _id: recordId, account_tag: accountTag, state: 'pending' }, { $set: { state: 'charged' } });
 }
 
 /**

@@ -34,7 +34,7 @@ export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef)
   const decided = await decidedDone(deps, ref);
   if (decided) {
     const { transactions } = deps.ctx.mongo.collections;
-    await Promise.all((decided.made ?? []).map((r) => markCharged(transactions, r.record_id!)));
+    await Promise.all((decided.made ?? []).map((r) => markCharged(transactions, r.account_tag, r.record_id!)));
     return { ...(decided.result ?? { ok: true, reason: null }), fee: 0n, duplicate: false };
   }
   let outcome = await recordOnce(deps, job, ref);
@@ -125,14 +125,14 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
     await undoWritten(deps, written.map((w) => w.doc).filter((doc) => undone.has(doc._id)));
   });
   // 'charged' only once decided: until then a retry of the call waits for this one's fate.
-  if (result.ok) await Promise.all(made.filter((r) => !undone.has(r.record_id)).map((r) => markCharged(transactions, r.record_id)));
+  if (result.ok) await Promise.all(made.filter((r) => !undone.has(r.record_id)).map((r) => markCharged(transactions, r.account_tag, r.record_id)));
   return { ...result, fee: result.ok ? callerFee : 0n, duplicate: false };
 }
 
 /** Takes back records this operation wrote (refunding what was charged). */
 async function undoWritten(deps: TransactionDeps, docs: TransactionDoc[]): Promise<void> {
   for (const doc of docs) {
-    const current = await deps.ctx.mongo.collections.transactions.findOne({ _id: doc._id });
+    const current = await deps.ctx.mongo.collections.transactions.findOne({ _id: doc._id, account_tag: doc.account_tag });
     if (current) await refundRecord(deps, current);
   }
 }

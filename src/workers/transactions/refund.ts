@@ -11,10 +11,10 @@ import type { TransactionDeps } from './deps';
  */
 export async function refundRecord(deps: TransactionDeps, seen: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState> = new Map()): Promise<void> {
   const { transactions } = deps.ctx.mongo.collections;
-  const record = await transactions.findOne({ _id: seen._id });
+  const record = await transactions.findOne({ _id: seen._id, account_tag: seen.account_tag });
   if (!record) return;
   if (await charged(deps, record, batches)) {
-    if (record.state !== 'rolling_back') await transactions.updateOne({ _id: record._id }, { $set: { state: 'rolling_back', rolling_back_at: new Date() } });
+    if (record.state !== 'rolling_back') await transactions.updateOne({ _id: record._id, account_tag: record.account_tag }, { $set: { state: 'rolling_back', rolling_back_at: new Date() } });
     const refund = await applyOnce(deps.ctx.mongo.collections, {
       op: opIds.refund(record._id),
       account_tag: record.account_tag,
@@ -25,7 +25,7 @@ export async function refundRecord(deps: TransactionDeps, seen: TransactionDoc, 
     });
     if (refund.outcome === 'applied') recordCredit(deps.ctx, record.fee);
   }
-  await transactions.deleteOne({ _id: record._id });
+  await transactions.deleteOne({ _id: record._id, account_tag: record.account_tag });
 }
 
 /**

@@ -61,16 +61,16 @@ export async function reserveSlot(deps: TransactionDeps, account: AccountDoc, re
     if (max === null || max === undefined) return { ok: true, made: null };
     if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max) return { ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' };
     if (running.length >= max && (await dropExpired(accounts, doc, now)) > 0) {
-      doc = await accounts.findOne({ _id: doc._id });
+      doc = await accounts.findOne({ _id: doc._id, account_tag: doc.account_tag });
       continue;
     }
     const added = await accounts.updateOne(
-      { _id: doc._id, 'running_transactions.call_id': { $ne: reservation.call_id }, [`running_transactions.${max - 1}`]: { $exists: false } },
+      { _id: doc._id, account_tag: doc.account_tag, 'running_transactions.call_id': { $ne: reservation.call_id }, [`running_transactions.${max - 1}`]: { $exists: false } },
       { $push: { running_transactions: reservation }, $inc: { rev: 1 } },
     );
     if (added.modifiedCount === 1) return { ok: true, made: reservation.id };
     // Another call took a slot (or this call's reservation appeared) in between: decide again.
-    doc = await accounts.findOne({ _id: doc._id });
+    doc = await accounts.findOne({ _id: doc._id, account_tag: doc.account_tag });
   }
   return { ok: false, reason: 'BUSY' };
 }
@@ -89,7 +89,7 @@ async function renew(accounts: Collections['accounts'], accountTag: string, id: 
  * False when the account changed in between: the caller re-reads and decides again.
  */
 export async function takeOverReservation(deps: TransactionDeps, account: AccountDoc, reservationId: string, entry: RunningTransaction, checkRev: boolean): Promise<boolean> {
-  const filter: Record<string, unknown> = { _id: account._id, running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } } };
+  const filter: Record<string, unknown> = { _id: account._id, account_tag: account.account_tag, running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } } };
   if (checkRev) filter.rev = account.rev ?? { $exists: false };
   const result = await deps.ctx.mongo.collections.accounts.updateOne(filter, { $set: { 'running_transactions.$[r]': entry }, $inc: { rev: 1 } }, { arrayFilters: [{ 'r.id': reservationId }] });
   return result.modifiedCount === 1;

@@ -100,7 +100,7 @@ export async function applyRollback(
   for (const target of targets) {
     if (target.entry_id && (await removeEntry(deps, target.account_tag, target.entry_id))) continue;
     // Processing took the entry first: its record has the entry's id.
-    const record = await transactions.findOne({ _id: target.record_id ?? target.entry_id });
+    const record = await transactions.findOne({ _id: target.record_id ?? target.entry_id, account_tag: target.account_tag });
     if (record) await refundRecord(deps, record, batches);
   }
   await outcomes.updateOne({ _id: outcomeId }, { $set: { applied_at: new Date() } });

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from '../../support/harness';
+import { redisEnv } from '../../support/processes';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';
 
 const root = path.resolve(__dirname, '..', '..', '..');
@@ -56,7 +57,7 @@ export function runCli(ctx: TestContext, args: string[]): CliRun {
       NODE_ENV: 'test',
       LOG_LEVEL: 'warn',
       MONGO_URL: process.env.MONGO_URL,
-      REDIS_URL: process.env.REDIS_URL,
+      ...redisEnv(ctx.config),
       MONGO_DB: ctx.config.mongoDb,
       QUEUE_PREFIX: ctx.config.queuePrefix,
     },

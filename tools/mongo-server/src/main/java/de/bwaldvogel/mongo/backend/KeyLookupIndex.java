@@ -18,7 +18,8 @@ import de.bwaldvogel.mongo.exception.KeyConstraintError;
  * <p>What: when every key of this unique index has a plain equality value in the query (not an operator document,
  * an array, a regular expression or null), the candidates are the (at most one) document(s) the index holds for
  * those values, and the collection then applies the whole query to them with its usual matcher, so the result is
- * the same as a scan's. Everything else goes to the wrapped index unchanged. It lives in mongo-java-server's package
+ * the same as a scan's. The same for {@code {$in: [...]}} on a single-key unique index (one look-up per value).
+ * Everything else goes to the wrapped index unchanged. It lives in mongo-java-server's package
  * only to reach the wrapped index's protected members.
  */
 public final class KeyLookupIndex<P> extends Index<P> {
@@ -33,8 +34,28 @@ public final class KeyLookupIndex<P> extends Index<P> {
     private boolean keysByEquality(Document query) {
         for (String key : keys()) {
             Object value = query.get(key);
-            if (value == null || value instanceof Document || value instanceof Collection
-                || BsonRegularExpression.isRegularExpression(value)) {
+            if (!isPlainValue(value) && !(keys().size() == 1 && isPlainInList(value))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isPlainValue(Object value) {
+        return !(value == null || value instanceof Document || value instanceof Collection
+            || BsonRegularExpression.isRegularExpression(value));
+    }
+
+    /**
+     * {@code {$in: [plain values]}} on a single-key index: a few keys, each looked up (the service's batched reads by
+     * {@code _id} that also name the shard key, {@code {_id: {$in: ids}, account_tag: {$in: tags}}}, docs/SCALING.md).
+     */
+    private static boolean isPlainInList(Object value) {
+        if (!(value instanceof Document document) || document.size() != 1 || !(document.get("$in") instanceof Collection<?> list)) {
+            return false;
+        }
+        for (Object element : list) {
+            if (!isPlainValue(element)) {
                 return false;
             }
         }
@@ -51,7 +72,7 @@ public final class KeyLookupIndex<P> extends Index<P> {
 
     @Override
     public boolean canHandle(Document query) {
-        return inner.canHandle(query) || (inner.isUnique() && keysByEquality(query));
+        return inner.canHandle(query) || (inner.isUnique() && keysByEquality(query) && inner.canHandle(keysOnly(query)));
     }
 
     @Override
