@@ -108,12 +108,32 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
     await Promise.all((current.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, current.end_job!, { call_id: call })));
   }
   const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
-  const ended = [
-    { tag: job.account_tag, entry: own as RunningTransaction | undefined },
-    ...(await Promise.all(
-      parties.slice(1).map(async (tag) => ({ tag, entry: entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag)) })),
-    )),
-  ];
+  // The other parties' entries. One may be held by another end of this call that is still running
+  // past its deadline (it ended the caller, was taken back above, then went on to this party): that
+  // end is abandoned, so its end of the party is taken back here and this end makes it, as for the
+  // caller. Skipped, the party's entry would go back in progress when that end undoes itself.
+  const endParty = async (tag: string): Promise<RunningTransaction | 'unknown' | undefined> => {
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const mine = entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag));
+      if (mine) return mine;
+      const current = entryOf(await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: 1 } }));
+      if (!current || !current.end_job) return undefined;
+      if (current.in_progress) continue;
+      const fate = await fateOf(
+        deps,
+        { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, share: { account_tag: tag, entry_id: current.id } },
+        ref.deadline,
+      );
+      if (fate === 'done') return undefined;
+      if (fate === 'unknown') return 'unknown';
+      await unEndEntry(accounts, tag, current.end_job, { id: current.id });
+    }
+    return 'unknown';
+  };
+  const others = await Promise.all(parties.slice(1).map(async (tag) => ({ tag, entry: await endParty(tag) })));
+  // Undecided: the agent answers TIMEOUT and records this end abandoned; the recovery sweep takes its ends back.
+  if (others.some((o) => o.entry === 'unknown')) return timedOut;
+  const ended = [{ tag: job.account_tag, entry: own as RunningTransaction | undefined }, ...(others as Array<{ tag: string; entry: RunningTransaction | undefined }>)];
   const made = ended.flatMap(({ tag, entry }) => (entry ? [{ account_tag: tag, entry_id: entry.id }] : []));
   const opRef = { jobId: ref.id, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
   const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async (undo) => {

@@ -5,6 +5,7 @@ import type { TransactionDeps } from './deps';
 import { afterDebit, insertRecord, markCharged } from './record-store';
 import { ratedRecord } from './records';
 import { removeEntry } from './entries';
+import { finishPendingRollbacks } from './rollback';
 
 export type ProcessingOutcome = 'charged' | 'already-done' | 'not-ended' | 'rolled-back' | 'gone' | 'duplicate';
 
@@ -45,7 +46,12 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
     call_parties: entry.call_parties ?? [account.account_tag],
     charged_by: 'processing',
   });
-  const { existing } = await insertRecord(transactions, record);
+  let { existing } = await insertRecord(transactions, record);
+  // The record of an earlier use of this tag whose rollback was answered ok but is not carried out on
+  // this account yet: carry it out first; it is not this call's record.
+  if (existing && existing._id !== record._id && (await finishPendingRollbacks(deps, entry.origin_account_tag, entry.transaction_tag)) > 0) {
+    ({ existing } = await insertRecord(transactions, record));
+  }
   if (existing && existing._id !== record._id) {
     // The same call (account, caller, tag) was recorded by someone else: this entry must not charge it again.
     await removeEntry(deps, account.account_tag, entry.id);

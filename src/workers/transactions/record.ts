@@ -94,7 +94,14 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
       if (fate === 'stands') break;
       ({ existing } = await insertRecord(transactions, doc));
     }
-    const ours = existing?.record_job === ref.id;
+    let ours = existing?.record_job === ref.id;
+    // A linked account's record of an earlier use of this tag whose rollback was answered ok but is not
+    // carried out on it yet (the caller's part is done, so the caller found no duplicate): carry it
+    // out, then write this call's record. Taken for this call's, it would be deleted by that rollback.
+    if (existing && !ours && i > 0 && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) {
+      ({ existing } = await insertRecord(transactions, doc));
+      ours = existing?.record_job === ref.id;
+    }
     if (existing && !ours) {
       // Only the caller's record decides: a settled one there is a duplicate call.
       if (i === 0) {
