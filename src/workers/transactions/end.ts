@@ -84,56 +84,45 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
     const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: 1 } }));
     return entry && entry.end_job === ref.id ? entry : undefined;
   };
-  let own: RunningTransaction | undefined;
-  for (let attempt = 0; !own; attempt++) {
-    own = entryOf(await endEntry(accounts, job.account_tag, call, at, ref)) ?? (await endedByUs(job.account_tag));
-    if (own) break;
-    const current = entryOf(await accounts.findOne({ account_tag: job.account_tag }, { projection: { running_transactions: 1 } }));
-    if (!current) return { ok: false, reason: Reasons.NOT_FOUND };
-    // Taken back in between (the end that stood in the way was abandoned): end it now.
-    if (current.in_progress) {
-      if (attempt >= 3) return timedOut;
-      continue;
-    }
-    if (!current.end_job) return { ok: false, reason: Reasons.ALREADY_ENDED };
-    // Ended by another end of this call (a client's retry while the first is in flight): that end
-    // stands only if decided 'done'; abandoned, it is taken back and this one ends the call.
-    const fate = await fateOf(
-      deps,
-      { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, share: { account_tag: job.account_tag, entry_id: current.id } },
-      ref.deadline,
-    );
-    if (fate === 'unknown' || (fate === 'abandoned' && attempt >= 3)) return timedOut;
-    if (fate === 'done') return { ok: false, reason: Reasons.ALREADY_ENDED };
-    await Promise.all((current.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, current.end_job!, { call_id: call })));
-  }
-  const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
-  // The other parties' entries. One may be held by another end of this call that is still running
-  // past its deadline (it ended the caller, was taken back above, then went on to this party): that
-  // end is abandoned, so its end of the party is taken back here and this end makes it, as for the
-  // caller. Skipped, the party's entry would go back in progress when that end undoes itself.
-  const endParty = async (tag: string): Promise<RunningTransaction | 'unknown' | undefined> => {
-    for (let attempt = 0; attempt < 4; attempt++) {
+  /**
+   * Ends the call's entry on one account for this job. Another end of the call may hold it (a client's
+   * retry while the first attempt is in flight, or that attempt still running past its deadline and
+   * reaching a linked account after this one took the caller back): it stands only if decided 'done';
+   * abandoned, `takeBack` undoes it and this end makes it. Skipped, a linked account's entry would go
+   * back in progress when that end undoes itself: the caller charged, the parent never.
+   */
+  const endOn = async (tag: string, takeBack: (other: RunningTransaction) => Promise<unknown>): Promise<RunningTransaction | 'absent' | 'ended' | 'unknown'> => {
+    for (let attempt = 0; ; attempt++) {
       const mine = entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag));
       if (mine) return mine;
       const current = entryOf(await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: 1 } }));
-      if (!current || !current.end_job) return undefined;
-      if (current.in_progress) continue;
+      if (!current) return 'absent';
+      // Taken back in between (the end that stood in the way was abandoned): end it now.
+      if (current.in_progress) {
+        if (attempt >= 3) return 'unknown';
+        continue;
+      }
+      if (!current.end_job) return 'ended';
       const fate = await fateOf(
         deps,
         { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, share: { account_tag: tag, entry_id: current.id } },
         ref.deadline,
       );
-      if (fate === 'done') return undefined;
-      if (fate === 'unknown') return 'unknown';
-      await unEndEntry(accounts, tag, current.end_job, { id: current.id });
+      if (fate === 'unknown' || (fate === 'abandoned' && attempt >= 3)) return 'unknown';
+      if (fate === 'done') return 'ended';
+      await takeBack(current);
     }
-    return 'unknown';
   };
-  const others = await Promise.all(parties.slice(1).map(async (tag) => ({ tag, entry: await endParty(tag) })));
+  // The caller first: another end standing there is taken back on every party of the call.
+  const own = await endOn(job.account_tag, (other) => Promise.all((other.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, other.end_job!, { call_id: call }))));
+  if (own === 'absent') return { ok: false, reason: Reasons.NOT_FOUND };
+  if (own === 'ended') return { ok: false, reason: Reasons.ALREADY_ENDED };
+  if (own === 'unknown') return timedOut;
+  const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
+  const others = await Promise.all(parties.slice(1).map(async (tag) => ({ tag, entry: await endOn(tag, (other) => unEndEntry(accounts, tag, other.end_job!, { id: other.id })) })));
   // Undecided: the agent answers TIMEOUT and records this end abandoned; the recovery sweep takes its ends back.
   if (others.some((o) => o.entry === 'unknown')) return timedOut;
-  const ended = [{ tag: job.account_tag, entry: own as RunningTransaction | undefined }, ...(others as Array<{ tag: string; entry: RunningTransaction | undefined }>)];
+  const ended = [{ tag: job.account_tag, entry: own }, ...others.map(({ tag, entry }) => ({ tag, entry: typeof entry === 'string' ? undefined : entry }))];
   const made = ended.flatMap(({ tag, entry }) => (entry ? [{ account_tag: tag, entry_id: entry.id }] : []));
   const opRef = { jobId: ref.id, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
   const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async (undo) => {
