@@ -1,4 +1,4 @@
-import { callId, type TransactionDoc } from '../../shared/domain/types';
+import { callId, isReservation, type TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, opIds } from '../../shared/ledger';
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
 import { conclude, decidedDone, JobRef } from './decide';
@@ -37,10 +37,9 @@ export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef)
     await Promise.all((decided.made ?? []).map((r) => markCharged(transactions, r.account_tag, r.record_id!)));
     return { ...(decided.result ?? { ok: true, reason: null }), fee: 0n, duplicate: false };
   }
-  let outcome = await recordOnce(deps, job, ref);
+  const outcome = await recordOnce(deps, job, ref);
   // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
-  if (outcome.duplicate && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) outcome = await recordOnce(deps, job, ref);
-  if (outcome.ok) await releaseReservations(deps.ctx.mongo.collections.accounts, job.account_tag, callId(job.account_tag, job.transaction_tag));
+  if (outcome.duplicate && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) return recordOnce(deps, job, ref);
   return outcome;
 }
 
@@ -133,6 +132,11 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
   });
   // 'charged' only once decided: until then a retry of the call waits for this one's fate.
   if (result.ok) await Promise.all(made.filter((r) => !undone.has(r.record_id)).map((r) => markCharged(transactions, r.account_tag, r.record_id)));
+  // Reservations of this call seen on the parties (an authorization before the record): no slot is needed
+  // any more. Only accounts that hold one are written to, so a record without one costs nothing more.
+  const call = callId(job.account_tag, job.transaction_tag);
+  const holders = resolved.parties.filter((p) => p.account.running_transactions?.some((e) => e.call_id === call && isReservation(e))).map((p) => p.account.account_tag);
+  if (result.ok && holders.length > 0) await releaseReservations(accounts, holders, call);
   return { ...result, fee: result.ok ? callerFee : 0n, duplicate: false };
 }
 

@@ -107,19 +107,17 @@ export async function sweepExpiredReservations(accounts: Collections['accounts']
 }
 
 /**
- * Releases the call's reservations, starting from the caller's (it names the other parties): a
- * recorded call (recordTransaction after authorization, a proxy in CDR mode) needs no slot any more.
- * One conditional update when there is none. An account holds at most one entry per call, so the
- * filter (that entry is a reservation) makes pulling by call id safe.
+ * Releases the call's reservations on the accounts that hold one: a recorded call (recordTransaction
+ * after authorization, a proxy in CDR mode) needs no slot any more. An account holds at most one entry
+ * per call, so the filter (that entry is a reservation) makes pulling by call id safe.
  */
-export async function releaseReservations(accounts: Collections['accounts'], callerTag: string, call: string): Promise<void> {
-  const release = (tag: string) =>
-    accounts.findOneAndUpdate(
-      { account_tag: tag, running_transactions: { $elemMatch: { call_id: call, reserved_until: { $ne: null } } } },
-      { $pull: { running_transactions: { call_id: call } }, $inc: { rev: 1 } },
-      { projection: { running_transactions: 1 } },
-    );
-  const caller = await release(callerTag);
-  const others = caller?.running_transactions.find((e) => e.call_id === call)?.call_parties?.filter((tag) => tag !== callerTag) ?? [];
-  await Promise.all(others.map(release));
+export async function releaseReservations(accounts: Collections['accounts'], holders: readonly string[], call: string): Promise<void> {
+  await Promise.all(
+    holders.map((tag) =>
+      accounts.updateOne(
+        { account_tag: tag, running_transactions: { $elemMatch: { call_id: call, reserved_until: { $ne: null } } } },
+        { $pull: { running_transactions: { call_id: call } }, $inc: { rev: 1 } },
+      ),
+    ),
+  );
 }
