@@ -39,6 +39,7 @@ import { apiModules } from '../src/api/graphql/schema';
 import { loadConfig } from '../src/shared/config';
 import { measureOperations } from '../src/shared/graphql/limits';
 import { sleep } from '../src/shared/services/process-tools';
+import { postJson } from '../test/support/http-json';
 import { ServiceProcess } from '../test/support/service-process';
 
 const QUERY_NAMES = ['ids', 'account', 'wide', 'counts', 'sorts'] as const;
@@ -141,30 +142,13 @@ function worstQuery(name: QueryName, records: number): WorstQuery {
   return { name, text: build(n), aliases: n, cost: m.cost, fields: m.fields, depth: m.depth };
 }
 
-// ============================================================================ the service
-
-/** `node dist/main.js` (what `npm start` runs) with its own local servers under `dataDir`. */
 // ============================================================================ HTTP
 
-async function postJson(url: string, token: string, body: unknown, timeoutMs = 120_000): Promise<{ status: number; json: unknown; bytes: number }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, json, bytes: text.length };
-}
+/** Long enough for the worst query the API's limits admit. */
+const HTTP_TIMEOUT_MS = 120_000;
 
 async function gql(service: ServiceProcess, token: string, query: string, variables: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-  const a = await postJson(`${service.apiUrl}/graphql`, token, { query, variables });
+  const a = await postJson(`${service.apiUrl}/graphql`, { query, variables }, { token, timeoutMs: HTTP_TIMEOUT_MS });
   const body = a.json as { data?: Record<string, unknown>; errors?: unknown[] } | undefined;
   if (a.status !== 200 || body?.errors?.length) throw new Error(`API request failed (${a.status}): ${JSON.stringify(body).slice(0, 400)}`);
   return body!.data!;
@@ -211,7 +195,7 @@ async function seed(service: ServiceProcess, token: string, o: Options): Promise
         tags: ['bench', `batch-${from / 1000}`],
       };
     });
-    const a = await postJson(`${service.agentUrl}/v1/record_transactions`, token, { transactions });
+    const a = await postJson(`${service.agentUrl}/v1/record_transactions`, { transactions }, { token, timeoutMs: HTTP_TIMEOUT_MS });
     const results = (a.json as { results?: Array<{ ok: boolean; reason: string | null }> } | undefined)?.results;
     const refused = results?.filter((r) => !r.ok) ?? [];
     if (a.status !== 200 || !results || refused.length > 0) throw new Error(`recording calls failed (${a.status}): ${JSON.stringify(refused[0] ?? a.json).slice(0, 300)}`);
@@ -249,7 +233,7 @@ async function eventLoop(service: ServiceProcess): Promise<{ p99: number; max: n
 async function authorizeOnce(service: ServiceProcess, token: string, i: number, accounts: number): Promise<{ ms: number; failure: string | null }> {
   const started = performance.now();
   try {
-    const a = await postJson(`${service.agentUrl}/v1/authorization`, token, { account_tag: `acc${i % accounts}`, destination: DESTINATION }, 120_000);
+    const a = await postJson(`${service.agentUrl}/v1/authorization`, { account_tag: `acc${i % accounts}`, destination: DESTINATION }, { token, timeoutMs: HTTP_TIMEOUT_MS });
     const body = a.json as { authorized?: boolean; unauthorized_reason?: string | null } | undefined;
     const ms = performance.now() - started;
     if (a.status !== 200) return { ms, failure: `HTTP ${a.status}` };
@@ -272,7 +256,7 @@ async function phase(label: string, service: ServiceProcess, token: string, o: O
         while (!stop) {
           const started = performance.now();
           try {
-            const a = await postJson(`${service.apiUrl}/graphql`, token, { query: query.text }, 300_000);
+            const a = await postJson(`${service.apiUrl}/graphql`, { query: query.text }, { token, timeoutMs: 300_000 });
             const body = a.json as { errors?: unknown[] } | undefined;
             if (a.status === 429) {
               refused++;
@@ -282,7 +266,7 @@ async function phase(label: string, service: ServiceProcess, token: string, o: O
               if (apiFailed === 1) process.stdout.write(`  first API failure: ${a.status} ${JSON.stringify(body).slice(0, 300)}\n`);
             } else {
               apiTimes.push(performance.now() - started);
-              bytes = a.bytes;
+              bytes = a.text.length;
             }
           } catch (err) {
             apiFailed++;

@@ -35,7 +35,8 @@ import { BareRoundTrip, closedLines, closedLoop } from './agent/closed-loop';
 import { runStep, P99_LIMIT_MS, type StepResult } from './agent/open-loop';
 import { CpuMeter, loopbackPort, pidListeningOn, processName, RoleProcess } from './agent/processes';
 import { accountTag, parseOptions, seedBench } from './agent/setup';
-import { percentile, zipfPicker } from './agent/stats';
+import { percentile } from './agent/stats';
+import { zipfPicker } from './support/zipf';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 

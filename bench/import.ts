@@ -21,6 +21,7 @@ import { createLogger } from '../src/shared/logger';
 import { createRedis } from '../src/shared/redis';
 import { startLocalServices } from '../src/shared/services/local-services';
 import { account, carrier, pricelist, rate, seed } from '../test/support/seed';
+import { zipfPicker } from './support/zipf';
 
 const root = path.resolve(__dirname, '..');
 const { values } = parseArgs({
@@ -50,20 +51,7 @@ if (DISTRIBUTION !== 'zipf' && DISTRIBUTION !== 'uniform') throw new Error('--ac
  */
 function accountPicker(): () => number {
   if (DISTRIBUTION === 'uniform') return () => Math.floor(Math.random() * ACCOUNTS);
-  const cdf = new Float64Array(ACCOUNTS);
-  let sum = 0;
-  for (let k = 0; k < ACCOUNTS; k++) cdf[k] = sum += 1 / (k + 1);
-  return () => {
-    const x = Math.random() * sum;
-    let lo = 0;
-    let hi = ACCOUNTS - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cdf[mid] < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
+  return zipfPicker(ACCOUNTS);
 }
 
 /** Country codes with real-looking area digits after them: 49 30.., 44 20.., 1 212.. */

@@ -22,6 +22,7 @@ import { ServiceProcess } from '../support/service-process';
 import { Answer, answerLabel, check, Finding } from './check';
 import { Case, encode, makeCase, short, Tokens, uuidFrom } from './mutators';
 import { seededRng } from '../support/rng';
+import { jsonOf } from '../support/http-json';
 import { Base, requestTable, SEED_ACCOUNTS, SEED_AGENT_CALLS, SEED_CARRIERS, SEED_PRICELISTS, SEED_RATES, SeedIds, Surface, SURFACES } from './requests';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -113,13 +114,7 @@ async function send(baseUrl: string, req: Case['request']): Promise<Answer> {
     const body = req.body === undefined ? undefined : req.headers['content-type'] === undefined ? Buffer.from(req.body) : req.body;
     const response = await fetch(`${baseUrl}${req.path}`, { method: req.method, headers: req.headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     const text = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: response.status, text, json, ms: Date.now() - started };
+    return { status: response.status, text, json: jsonOf(text), ms: Date.now() - started };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
     const failure = e.name === 'TimeoutError' || e.name === 'AbortError' ? 'timeout' : `connection: ${e.cause?.code ?? e.message}`;

@@ -40,6 +40,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sleep, withParentDeathSignal } from '../../src/shared/services/process-tools';
 import { ServiceProcess } from '../support/service-process';
+import { postJson } from '../support/http-json';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEFAULT_CONFIG = path.join(ROOT, 'examples', 'kamailio', 'kamailio.cfg');
@@ -228,27 +229,12 @@ async function sipAnswers(port: number): Promise<boolean> {
 let service: ServiceProcess | undefined;
 let token = '';
 
-async function postJson(url: string, body: unknown, timeoutMs = 30_000): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: response.status, json };
-}
+const post = (url: string, body: unknown) => postJson(url, body, { token });
 
 async function gql<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const a = await postJson(`${service!.apiUrl}/graphql`, { query, variables });
+  const a = await post(`${service!.apiUrl}/graphql`, { query, variables });
   const body = a.json as { data?: T; errors?: unknown[] } | undefined;
-  if (a.status !== 200 || body?.errors?.length) fail(`management API request failed (${a.status}): ${JSON.stringify(body).slice(0, 500)}`);
+  if (a.status !== 200 || body?.errors?.length) fail(`management API request failed (${a.status}): ${(body === undefined ? a.text : JSON.stringify(body)).slice(0, 500)}`);
   return body!.data!;
 }
 
@@ -477,7 +463,7 @@ async function checkCompleted(lab: Lab): Promise<void> {
 async function checkCut(lab: Lab): Promise<void> {
   const before = await account('poor');
   // What the agent grants now (no transaction_tag: nothing reserved).
-  const auth = await postJson(`${service!.agentUrl}/v1/authorization`, { account_tag: 'poor', destination: DESTINATION });
+  const auth = await post(`${service!.agentUrl}/v1/authorization`, { account_tag: 'poor', destination: DESTINATION });
   const granted = (auth.json as { max_available_units?: number }).max_available_units;
   const c = await call(lab, 'cut', 'poor', { scenario: 'uac_wait_bye.xml' });
   expect(c.outcome === 'answered', `check 2: the call of poor (balance ${before.balance}) was not answered: ${c.refusal}`);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc } from '../../src/shared/domain/types';
+import { callId, type AccountDoc, type CarrierDoc, type PricelistDoc, type PricelistRateDoc, type RunningTransaction } from '../../src/shared/domain/types';
 import type { AppContext } from '../../src/shared/context';
 import { announceRatingDataChange } from '../../src/shared/rating-data/cache';
 
@@ -25,6 +25,29 @@ export function rate(pricelistTag: string, carrierTag: string, prefix: string, o
     rate_increment: 60,
     interval_start: 0,
     description: null,
+    ...overrides,
+  };
+}
+
+/**
+ * A running entry of `caller`'s call `tag` (in progress, begun now, 60 per minute in 1 s steps), as
+ * begin writes it: for tests that put a call's state straight into the store.
+ */
+export function runningEntry(tag: string, overrides: Partial<RunningTransaction> = {}): RunningTransaction {
+  const caller = overrides.origin_account_tag ?? 'caller';
+  return {
+    id: `entry-${tag}`,
+    transaction_tag: tag,
+    origin_account_tag: caller,
+    call_id: callId(caller, tag),
+    source: '100',
+    destination: '3932',
+    carrier_ip: '10.0.0.1:5060',
+    rate: { pricelist_tag: 'pl', carrier_tag: 'c1', prefix: '39', connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 },
+    in_progress: true,
+    inbound: false,
+    timestamp_begin: new Date(),
+    timestamp_end: null,
     ...overrides,
   };
 }

@@ -2,7 +2,7 @@ import type { RunningTransaction } from '../../../src/shared/domain/types';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { end } from '../../../src/workers/transactions/end';
 import { createTestContext, TestContext } from '../../support/harness';
-import { account } from '../../support/seed';
+import { account, runningEntry } from '../../support/seed';
 
 /**
  * An end retried while the first attempt is still running past its deadline (found by the chaos test,
@@ -14,24 +14,9 @@ import { account } from '../../support/seed';
 describe('end: a party ended by an abandoned end of the same call', () => {
   let ctx: TestContext;
   let rating: RatingDataCache;
-  const rate = { pricelist_tag: 'pl', carrier_tag: 'c1', prefix: '39', connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 };
   const began = new Date(Date.now() - 60_000);
-  const entry = (id: string, overrides: Partial<RunningTransaction> = {}): RunningTransaction => ({
-    id,
-    transaction_tag: 't1',
-    origin_account_tag: 'a1',
-    call_id: 'a1/t1',
-    source: '100',
-    destination: '3932',
-    carrier_ip: '10.0.0.1:5060',
-    rate,
-    in_progress: true,
-    inbound: false,
-    timestamp_begin: began,
-    timestamp_end: null,
-    call_parties: ['a1', 'p1'],
-    ...overrides,
-  });
+  const entry = (id: string, overrides: Partial<RunningTransaction> = {}): RunningTransaction =>
+    runningEntry('t1', { id, origin_account_tag: 'a1', timestamp_begin: began, call_parties: ['a1', 'p1'], ...overrides });
 
   beforeAll(async () => {
     ctx = await createTestContext();

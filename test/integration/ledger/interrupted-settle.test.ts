@@ -4,7 +4,7 @@ import { opIds } from '../../../src/shared/ledger';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { createTestContext, TestContext } from '../../support/harness';
-import { account } from '../../support/seed';
+import { account, runningEntry } from '../../support/seed';
 
 /**
  * A charge interrupted after its ledger entry was written but before its marker was removed (a worker
@@ -15,23 +15,15 @@ describe('a charge interrupted between its ledger entry and the marker removal',
   let ctx: TestContext;
   let rating: RatingDataCache;
 
-  const rate = { pricelist_tag: 'pl', carrier_tag: 'c1', prefix: '39', connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 };
   const began = new Date('2026-11-23T10:00:00Z');
-  const entry: RunningTransaction = {
+  const entry: RunningTransaction = runningEntry('t1', {
     id: 'entry-1',
-    transaction_tag: 't1',
     origin_account_tag: 'a',
-    call_id: 'a/t1',
-    source: '100',
-    destination: '3932',
-    carrier_ip: '10.0.0.1:5060',
-    rate,
     in_progress: false,
-    inbound: false,
     timestamp_begin: began,
     timestamp_end: new Date(began.getTime() + 10_000),
     call_parties: ['a'],
-  };
+  });
 
   beforeAll(async () => {
     ctx = await createTestContext();

@@ -4,7 +4,7 @@ import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { record } from '../../../src/workers/transactions/record';
 import { refundRecord } from '../../../src/workers/transactions/refund';
 import { createTestContext, TestContext } from '../../support/harness';
-import { account, perSecondRating, seed } from '../../support/seed';
+import { account, perSecondRating, runningEntry, seed } from '../../support/seed';
 
 /**
  * A tag recorded again while the rollback of its first use is answered ok but carried out only on the
@@ -93,21 +93,15 @@ describe('record of a tag whose earlier rollback is decided but not carried out 
     await refundRecord(deps, first!);
     // The second use, begun and ended (the parent's ended entry, as begin and end leave it).
     const began = new Date('2026-11-23T11:00:00Z');
-    const ended = {
+    const ended = runningEntry('t2', {
       id: 'entry-p2',
-      transaction_tag: 't2',
       origin_account_tag: 'a2',
-      call_id: 'a2/t2',
-      source: '100',
       destination: '391234',
-      carrier_ip: '10.0.0.1:5060',
-      rate: { pricelist_tag: 'pl', carrier_tag: 'c1', prefix: '39', connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 },
       in_progress: false,
-      inbound: false,
       timestamp_begin: began,
       timestamp_end: new Date(began.getTime() + 25_000),
       call_parties: ['a2', 'p2'],
-    };
+    });
     await accounts.updateOne({ account_tag: 'p2' }, { $push: { running_transactions: ended } });
     expect((await processEndedCall(deps, { account_tag: 'p2', transaction_tag: 't2', entry_id: 'entry-p2', enqueued_at: new Date().toISOString() })).outcome).toBe('charged');
     const records = await transactions.find({ account_tag: 'p2', transaction_tag: 't2' }).toArray();

@@ -3,27 +3,12 @@ import { QueueNames } from '../../../src/shared/queues/names';
 import { AUDIT_SCHEDULER_ID, END_CALL_SCHEDULER_ID, scheduleMaintenance, SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
-import { account } from '../../support/seed';
+import { account, runningEntry } from '../../support/seed';
 import { HttpReceiver, startHttpReceiver, waitFor } from './receivers';
 
-const rate = { pricelist_tag: 'pl', carrier_tag: 'c1', prefix: '39', connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 };
-
+/** A call in progress of account 'caller', begun `beganSecondsAgo` ago. */
 function entry(tag: string, beganSecondsAgo: number, overrides: Partial<RunningTransaction> = {}): RunningTransaction {
-  return {
-    transaction_tag: tag,
-    id: `entry-${tag}`,
-    origin_account_tag: 'caller',
-    call_id: `caller/${tag}`,
-    source: '100',
-    destination: '3932',
-    carrier_ip: '10.0.0.1:5060',
-    rate,
-    in_progress: true,
-    inbound: false,
-    timestamp_begin: new Date(Date.now() - beganSecondsAgo * 1000),
-    timestamp_end: null,
-    ...overrides,
-  };
+  return runningEntry(tag, { timestamp_begin: new Date(Date.now() - beganSecondsAgo * 1000), ...overrides });
 }
 
 /**

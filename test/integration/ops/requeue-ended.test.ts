@@ -4,27 +4,12 @@ import { processingJobId } from '../../../src/workers/transactions/end';
 import { ENDED_GRACE_MS, requeueEndedCalls } from '../../../src/workers/maintenance/requeue-ended';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
-import { account } from '../../support/seed';
+import { account, runningEntry } from '../../support/seed';
 import { waitFor } from './receivers';
-
-const rate = { pricelist_tag: 'pl', carrier_tag: 'c1', prefix: '39', connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 };
 
 function ended(tag: string, endedMsAgo: number): RunningTransaction {
   const end = Date.now() - endedMsAgo;
-  return {
-    transaction_tag: tag,
-    id: `entry-${tag}`,
-    origin_account_tag: 'caller',
-    call_id: `caller/${tag}`,
-    source: '100',
-    destination: '3932',
-    carrier_ip: '10.0.0.1:5060',
-    rate,
-    in_progress: false,
-    inbound: false,
-    timestamp_begin: new Date(end - 30_000),
-    timestamp_end: new Date(end),
-  };
+  return runningEntry(tag, { in_progress: false, timestamp_begin: new Date(end - 30_000), timestamp_end: new Date(end) });
 }
 
 /** An ended call whose processing job was lost (worker death between end and enqueue) is found and billed. */
