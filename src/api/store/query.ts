@@ -1,4 +1,5 @@
 import type { Filter } from 'mongodb';
+import { badInput } from '../../shared/errors';
 
 /**
  * Builders of MongoDB filters from the members of a GraphQL filter input. A member that is null or
@@ -45,4 +46,21 @@ export function rangeConditions<T>(path: string, name: string, filter: Record<st
     if (value !== null && value !== undefined) bounds[operator] = value;
   }
   return Object.keys(bounds).length === 0 ? [] : [{ [path]: bounds } as Filter<T>];
+}
+
+/** Longest `q` accepted: a search box, not a document. */
+export const MAX_SEARCH_LENGTH = 100;
+
+/**
+ * The react-admin full-text filter `q`: a case-insensitive substring of any of `paths`. The text is
+ * matched literally (regular-expression characters are escaped), so a search box can never send a
+ * pattern. Blank or omitted adds no condition.
+ */
+export function textSearch<T>(q: string | null | undefined, paths: readonly string[]): Array<Filter<T>> {
+  if (q === null || q === undefined) return [];
+  const text = q.trim();
+  if (text === '') return [];
+  if (text.length > MAX_SEARCH_LENGTH) throw badInput('q', `must be at most ${MAX_SEARCH_LENGTH} characters`);
+  const pattern = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return [{ $or: paths.map((path) => ({ [path]: { $regex: pattern, $options: 'i' } })) } as Filter<T>];
 }
