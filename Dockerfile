@@ -5,7 +5,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY tools/build-console.mjs ./tools/
 COPY src ./src
+# Compiles the services and builds the web console (Vite) into dist/console, which the API serves at /console.
 RUN npm run build
 
 # Runtime stage: production dependencies and the compiled output only.

@@ -12,5 +12,9 @@ export default tseslint.config(
     },
   },
   { files: ['test/**', 'bench/**', 'src/cli/**'], rules: { 'no-console': 'off' } },
+  // The operator console (React, built by Vite): .tsx is linted with the same TypeScript rules;
+  // its Vite config is an ES module run by Node.
+  { files: ['src/console/**/*.{ts,tsx}'], languageOptions: { parserOptions: { ecmaFeatures: { jsx: true } } } },
+  { files: ['src/console/**/*.mjs'], languageOptions: { sourceType: 'module', globals: { URL: 'readonly', process: 'readonly' } } },
   { files: ['**/*.js', '**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

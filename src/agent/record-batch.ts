@@ -7,30 +7,11 @@ import type { ImportBatchResult, ImportLine } from '../shared/queues/payloads';
 import { bullmqPrefix, createQueueEvents } from '../shared/queues/queues';
 import { finishedBatch, importBatchId } from '../shared/ledger';
 import { decideAbandonedWithin } from '../shared/outcomes';
-import { abandonWriteMs } from './operations';
-import { Input, validate } from './operations';
+import { abandonWriteMs, type Input } from './operations';
+import { validateRecordLine } from '../shared/imports/validate-record';
 
-/**
- * Validates one call exactly as recordTransaction does (validate.record) and turns it into a batch
- * line. Throws the same BAD_USER_INPUT error naming the field. Shared with the CDR import CLI.
- */
-export function validateRecordLine(input: Input, line: number, now: Date): ImportLine {
-  const job = validate.record(input, now, 0);
-  return {
-    line,
-    transaction_tag: job.transaction_tag,
-    account_tag: job.account_tag,
-    source: job.source,
-    destination: job.destination,
-    source_ip: job.source_ip,
-    carrier_ip: job.carrier_ip,
-    tags: job.tags,
-    destination_account_tag: job.destination_account_tag,
-    timestamp_auth: job.timestamp_auth,
-    timestamp_begin: job.timestamp_begin,
-    timestamp_end: job.timestamp_end,
-  };
-}
+/** Moved to src/shared/imports (the CLI and the management API's uploads use it too); re-exported for the agent's callers. */
+export { validateRecordLine };
 
 export interface RecordItemResult {
   index: number;

@@ -6,9 +6,12 @@ import { registerQueueBoard } from '../shared/http/queue-board';
 import { createHttpServer } from '../shared/http/server';
 import { connectMongo, writeConcernOf } from '../shared/mongo';
 import { RatingDataCache } from '../shared/rating-data/cache';
+import consolePlugin from './console-plugin';
 import type { ApiServices } from './graphql/context';
 import { apiModules } from './graphql/schema';
 import queryGate from './query-gate';
+import { importsRoutes } from './rest/imports';
+import { rateDecksRoutes } from './rest/rate-decks';
 import { createApiStores } from './store';
 
 /**
@@ -29,5 +32,8 @@ export async function buildApi(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(queryGate, { ctx });
   await registerGraphql<ApiServices>(app, apiCtx, apiModules, { ratingData, stores: createApiStores(apiCtx, ratingData) });
   await registerQueueBoard(app, ctx);
+  await app.register(rateDecksRoutes, { ctx: apiCtx, ratingData }); // POST /v1/rate-decks (docs/RATE-DECKS.md)
+  await app.register(importsRoutes, { ctx: apiCtx }); // POST /v1/imports: CDR uploads (docs/IMPORTS.md)
+  await app.register(consolePlugin); // the operator console at /console/ (dist/console)
   return app;
 }

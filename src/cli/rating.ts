@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `rating <command>`: the operator's command line. Each command lives in its own module, loaded only
- * when used: `import` (src/cli/import), `audit` (src/cli/audit.ts) and `token` (src/cli/token.ts, run
+ * when used: `import` (src/cli/import), `rates` (src/cli/rates.ts), `audit` (src/cli/audit.ts) and `token` (src/cli/token.ts, run
  * as its own script).
  */
 import { spawn } from 'node:child_process';
@@ -9,6 +9,8 @@ import path from 'node:path';
 
 const USAGE = `usage: rating <command> [args]
   import FILE|-   import call detail records (CSV or JSON lines); rating import --help
+  rates import DECK.csv --pricelist P --carrier C [--effective T] [--dry-run]
+                  load a carrier's rate deck (CSV) from an effective time; rating rates --help
   audit           check every balance against its ledger and records; rating audit --help
   token ...       create, revoke and list API tokens; rating token help`;
 
@@ -22,6 +24,10 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       return runImport(args).catch(reportFailure);
+    }
+    case 'rates': {
+      const { runRates } = await import('./rates');
+      return runRates(args);
     }
     case 'audit': {
       const { runAudit, USAGE: AUDIT_USAGE } = await import('./audit');

@@ -97,6 +97,17 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true }),
     // A retried import batch reads every record it wrote (src/workers/imports/batch.ts).
     collections.transactions.createIndex({ charge_op: 1 }, { sparse: true }),
+    // The console's dashboard (src/api/store/dashboard.ts) and the timestamp_end filters read records by
+    // the time their call ended: the last hour and day are an index range, not the collection.
+    collections.transactions.createIndex({ timestamp_end: 1 }),
+    // The dashboard's accounts below their alert line: a range of balances below the highest line in
+    // force, and that highest per-account threshold (one key from the top). The balance index costs
+    // every balance change one index update (a key moved in a B-tree), beside the document's own write.
+    collections.accounts.createIndex({ balance: 1 }),
+    collections.accounts.createIndex({ balance_alert_threshold: 1 }),
+    // Accounts with running entries (the dashboard's running calls): sparse, so it
+    // holds only those accounts; one key per running entry, written by begin and removed by processing.
+    collections.accounts.createIndex({ 'running_transactions.id': 1 }, { sparse: true }),
     // The audit and an account's history read the ledger by account.
     collections.ledger.createIndex({ account_tag: 1, at: 1 }),
     // An outcome matters while its job can still run (seconds; minutes at most): kept a day.

@@ -32,7 +32,7 @@
  * with the reason and the tails of Kamailio's and SIPp's logs. Every process it starts is stopped on the
  * way out (also on failure, SIGINT and SIGTERM), and a watchdog bounds the whole run.
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -41,6 +41,7 @@ import path from 'node:path';
 import { sleep, withParentDeathSignal } from '../../src/shared/services/process-tools';
 import { ServiceProcess } from '../support/service-process';
 import { postJson } from '../support/http-json';
+import { ensurePackages, versionOf } from '../support/apt';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEFAULT_CONFIG = path.join(ROOT, 'examples', 'kamailio', 'kamailio.cfg');
@@ -69,39 +70,6 @@ function fail(message: string): never {
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
-}
-
-// ============================================================================ prerequisites
-
-function installed(pkg: string): boolean {
-  const r = spawnSync('dpkg', ['-s', pkg], { encoding: 'utf8' });
-  return r.status === 0 && /^Status: install ok installed$/m.test(r.stdout);
-}
-
-function commandExists(name: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
-}
-
-/** apt-get installs whatever is missing (apt-get update only when something is). */
-function ensurePackages(): void {
-  const missing = PACKAGES.filter((p) => !installed(p));
-  if (missing.length === 0 && commandExists('kamailio') && commandExists('sipp')) return;
-  const wanted = missing.length ? missing : PACKAGES;
-  if (process.getuid?.() !== 0) {
-    fail(`missing Debian packages: ${wanted.join(' ')}; install them (sudo apt-get install -y ${wanted.join(' ')}) or run as root`);
-  }
-  log(`installing ${wanted.join(' ')} with apt-get`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const update = spawnSync('apt-get', ['update'], { stdio: ['ignore', 'inherit', 'inherit'], env, timeout: 300_000 });
-  if (update.status !== 0) fail('apt-get update failed');
-  const install = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...wanted], { stdio: ['ignore', 'inherit', 'inherit'], env, timeout: 600_000 });
-  if (install.status !== 0) fail(`apt-get install ${wanted.join(' ')} failed`);
-  if (!commandExists('kamailio') || !commandExists('sipp')) fail('kamailio or sipp still missing after apt-get install');
-}
-
-function versionOf(command: string, args: string[], pattern: RegExp): string {
-  const r = spawnSync(command, args, { encoding: 'utf8' });
-  return pattern.exec(`${r.stdout}${r.stderr}`)?.[1] ?? '?';
 }
 
 // ============================================================================ processes
@@ -698,7 +666,11 @@ async function main(): Promise<void> {
   let code = 0;
   const t0 = Date.now();
   try {
-    ensurePackages();
+    try {
+      ensurePackages(PACKAGES, ['kamailio', 'sipp'], log);
+    } catch (err) {
+      fail((err as Error).message);
+    }
     watchdog = setTimeout(() => {
       process.stderr.write(`sip lab: FAILED: still running after ${WATCHDOG_MS / 60_000} min; stopping\n`);
       showTails();

@@ -4,10 +4,13 @@ import { serviceVersion } from '../../shared/version';
 import { accountsModule } from './accounts';
 import { carriersModule } from './carriers';
 import { commonModule } from './common/schema';
+import { dashboardModule } from './dashboard';
+import { importsModule } from './imports';
 import { pricelistsModule } from './pricelists';
 import { ratesModule } from './rates';
 import { routingModule } from './routing';
 import { transactionsModule } from './transactions';
+import { viewerModule } from './viewer';
 
 /**
  * The management schema is assembled from one module per resource (type definitions and resolvers
@@ -37,4 +40,7 @@ export const apiModules: SchemaModule[] = [
   accountsModule,
   transactionsModule,
   routingModule,
+  viewerModule,
+  dashboardModule,
+  importsModule,
 ];

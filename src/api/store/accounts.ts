@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Filter, UpdateFilter } from 'mongodb';
-import { applyAt, opIds } from '../../shared/ledger';
+import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import { applyAt, opIds, settle, type LedgerOp } from '../../shared/ledger';
 import type { Config } from '../../shared/config';
 import { badInput } from '../../shared/errors';
 import type { AccountDoc, AccountType } from '../../shared/domain/types';
-import type { Collections } from '../../shared/mongo';
+import { isDuplicateKeyError, type Collections } from '../../shared/mongo';
 import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
-import { allOf, idConditions, matchAny, matchValue } from './query';
+import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
 import type { References } from './references';
 import type { TaggedKey } from './tagged-store';
 
@@ -33,7 +33,12 @@ export interface AccountFilter {
   active?: boolean | null;
   with_running_transactions?: boolean | null;
   with_long_running_transactions?: boolean | null;
+  /** react-admin full-text search (textSearch): tag, name, customer, e-mail, tags. */
+  q?: string | null;
 }
+
+/** Fields the `q` filter searches (the console's search box). */
+export const ACCOUNT_SEARCH_PATHS = ['account_tag', 'name', 'customer_tag', 'notification_email', 'tags'] as const;
 
 /** Accounts with at least one running entry (in progress or ended awaiting processing). */
 const RUNNING: Filter<AccountDoc> = { 'running_transactions.0': { $exists: true } };
@@ -51,6 +56,7 @@ export function accountQuery(filter: AccountFilter, longCallCutoff: Date): Filte
     ...matchAny<AccountDoc>('customer_tag', filter.customer_tag),
     ...matchValue<AccountDoc>('type', filter.type),
     ...matchValue<AccountDoc>('active', filter.active),
+    ...textSearch<AccountDoc>(filter.q, ACCOUNT_SEARCH_PATHS),
   ];
   if (filter.with_running_transactions === true) conditions.push(RUNNING);
   if (filter.with_running_transactions === false) conditions.push(NOT_RUNNING);
@@ -63,13 +69,55 @@ function keyQuery(key: TaggedKey): Filter<AccountDoc> {
   return allOf<AccountDoc>([...matchValue<AccountDoc>('_id', key.id), ...matchValue<AccountDoc>('account_tag', key.tag)]);
 }
 
+/** An operator's balance adjustment as adjustBalance receives it (validated). */
+export interface Adjustment {
+  account_tag: string;
+  /** Non-zero; negative takes off. */
+  amount: bigint;
+  /** Why, kept as the ledger entry's `ref`. */
+  reason: string;
+  /** The client's idempotency key; null: every call is a new adjustment. */
+  key: string | null;
+}
+
+/**
+ * The first claim of an idempotency key: which adjustment it stands for, kept forever beside its ledger
+ * entry (`adjust:key:<key>`). It exists because the ledger entry's unique id alone cannot stop the same
+ * key from being applied to two different accounts at once (each compare-and-swap is per account, and
+ * the second entry's insert would fail only after its balance changed); the claim's unique `_id` does,
+ * before any balance moves. Written first (intent first, src/shared/ledger/index.ts guarantee 5): a
+ * claim without its entry is an adjustment a retry with the same key will finish.
+ */
+interface AdjustmentKeyDoc {
+  _id: string;
+  account_tag: string;
+  amount: bigint;
+  reason: string;
+  at: Date;
+}
+
+const sameAdjustment = (claim: Pick<AdjustmentKeyDoc, 'account_tag' | 'amount'>, adjustment: Adjustment) =>
+  claim.account_tag === adjustment.account_tag && claim.amount === adjustment.amount;
+
+const keyReused = () => badInput('idempotency_key', 'idempotency_key already used for a different adjustment');
+
+/** The 64-bit room an amount needs: the filter that keeps the balance inside int64 after adding it. */
+function roomFor(amount: bigint): Filter<AccountDoc> {
+  return { balance: amount >= 0n ? { $lte: INT64_MAX - amount } : { $gte: INT64_MIN - amount } };
+}
+
 export class AccountStore {
+  private readonly adjustmentKeys: Collection<AdjustmentKeyDoc>;
+
   constructor(
     private readonly collections: Collections,
     private readonly references: References,
     private readonly config: Pick<Config, 'longCallSeconds'>,
     private readonly reads: ReadLimits,
-  ) {}
+    db: Db,
+  ) {
+    this.adjustmentKeys = db.collection<AdjustmentKeyDoc>('adjustment_keys');
+  }
 
   private query(filter: AccountFilter): Filter<AccountDoc> {
     return accountQuery(filter, new Date(Date.now() - this.config.longCallSeconds * 1000));
@@ -197,9 +245,67 @@ export class AccountStore {
    * otherwise refuse or wrap.
    */
   async incrementBalance(accountTag: string, amount: bigint, reason = 'incrementAccountBalance'): Promise<AccountDoc> {
-    const room = amount >= 0n ? { $lte: INT64_MAX - amount } : { $gte: INT64_MIN - amount };
     const op = { op: opIds.adjust(randomUUID()), account_tag: accountTag, amount, kind: 'adjust' as const, transaction_tag: null, ref: reason };
-    return this.adjust(accountTag, () => op, { balance: room }, 'amount');
+    return this.adjust(accountTag, () => op, roomFor(amount), 'amount');
+  }
+
+  /**
+   * adjustBalance: one ledger 'adjust' entry whose ref is the reason. Without a key it is
+   * incrementBalance. With one, the operation id is `adjust:key:<key>` (permanent, like every ledger
+   * id), so a client retrying after a lost answer never applies it twice: a replay of the same account
+   * and amount answers the account as it is, anything else under the key is refused.
+   */
+  async adjustBalance(adjustment: Adjustment): Promise<AccountDoc> {
+    const { account_tag: accountTag, amount, reason, key } = adjustment;
+    if (key === null) return this.incrementBalance(accountTag, amount, reason);
+    if (!(await exists(this.collections.accounts, { account_tag: accountTag }))) throw notFound('account');
+    // Checked before the claim, so that an amount refused for the range does not use the key up.
+    const inRange = await exists(this.collections.accounts, { account_tag: accountTag, ...roomFor(amount) });
+    await this.claimKey(key, adjustment, inRange);
+    await this.applyKeyed({ op: opIds.adjust(`key:${key}`), account_tag: accountTag, amount, kind: 'adjust', transaction_tag: null, ref: reason });
+    const after = await this.collections.accounts.findOne({ account_tag: accountTag });
+    if (!after) throw notFound('account');
+    return after;
+  }
+
+  /** Claims `key` for this adjustment, or finds it claimed by the same one (a retry); refuses any other. */
+  private async claimKey(key: string, adjustment: Adjustment, inRange: boolean): Promise<void> {
+    const claimed = await this.adjustmentKeys.findOne({ _id: key });
+    if (claimed) {
+      if (!sameAdjustment(claimed, adjustment)) throw keyReused();
+      return;
+    }
+    if (!inRange) throw badInput('amount', 'would take the balance outside the 64-bit integer range');
+    try {
+      await this.adjustmentKeys.insertOne({ _id: key, account_tag: adjustment.account_tag, amount: adjustment.amount, reason: adjustment.reason, at: new Date() });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      // Claimed by a concurrent call in between: fine only if it is the same adjustment.
+      const winner = await this.adjustmentKeys.findOne({ _id: key });
+      if (!winner || !sameAdjustment(winner, adjustment)) throw keyReused();
+    }
+  }
+
+  /**
+   * Applies a keyed adjustment at most once, ever (applyOnce's reasoning, with the 64-bit guard): the
+   * account is read, then the ledger; if neither holds the operation it was not applied at the
+   * `ledger_rev` read, and the write is a compare-and-swap on that `ledger_rev`. Any concurrent
+   * application of the same key bumps it, so this one misses, reads again and finds it applied.
+   */
+  private async applyKeyed(op: LedgerOp): Promise<void> {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const state = await this.collections.accounts.findOne({ account_tag: op.account_tag }, { projection: { _id: 0, ledger_rev: 1, ledger_pending: 1 } });
+      if (!state) throw notFound('account');
+      const marker = state.ledger_pending?.find((m) => m.op === op.op);
+      if (marker) return settle(this.collections, op.account_tag, marker);
+      if (await this.collections.ledger.findOne({ _id: op.op, account_tag: op.account_tag }, { projection: { _id: 1 } })) return;
+      if (await applyAt(this.collections, op, state.ledger_rev ?? null, roomFor(op.amount))) return;
+      if (!(await exists(this.collections.accounts, { account_tag: op.account_tag, ...roomFor(op.amount) }))) {
+        throw badInput('amount', 'would take the balance outside the 64-bit integer range');
+      }
+      if (attempt > 2) await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 20)));
+    }
+    throw new Error(`balance of ${op.account_tag} kept changing; adjustment ${op.op} not applied yet (retry)`);
   }
 
   /** Sets the balance to `target` through the ledger: an adjustment by the difference from the balance read. */

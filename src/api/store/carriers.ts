@@ -2,7 +2,7 @@ import type { Filter } from 'mongodb';
 import type { CarrierDoc, CarrierProtocol } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import type { ReadLimits } from './documents';
-import { allOf, idConditions, matchAny, matchValue } from './query';
+import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
 import type { RatingDataChanges } from './rating-data-changes';
 import type { References } from './references';
 import { TaggedStore } from './tagged-store';
@@ -14,7 +14,11 @@ export interface CarrierFilter {
   host?: string | null;
   protocol?: CarrierProtocol | null;
   active?: boolean | null;
+  /** react-admin full-text search (textSearch) over carrier_tag and host (carriers have no name). */
+  q?: string | null;
 }
+
+export const CARRIER_SEARCH_PATHS = ['carrier_tag', 'host'] as const;
 
 export function carrierQuery(filter: CarrierFilter): Filter<CarrierDoc> {
   return allOf<CarrierDoc>([
@@ -23,6 +27,7 @@ export function carrierQuery(filter: CarrierFilter): Filter<CarrierDoc> {
     ...matchValue<CarrierDoc>('host', filter.host),
     ...matchValue<CarrierDoc>('protocol', filter.protocol),
     ...matchValue<CarrierDoc>('active', filter.active),
+    ...textSearch<CarrierDoc>(filter.q, CARRIER_SEARCH_PATHS),
   ]);
 }
 

@@ -2,6 +2,7 @@ import type { AppContext } from '../../shared/context';
 import type { RatingDataCache } from '../../shared/rating-data/cache';
 import { AccountStore } from './accounts';
 import { carrierStore, type CarrierStore } from './carriers';
+import { DashboardStore } from './dashboard';
 import { pricelistStore, type PricelistStore } from './pricelists';
 import { RateStore } from './rates';
 import { RatingDataChanges } from './rating-data-changes';
@@ -15,6 +16,8 @@ export interface ApiStores {
   rates: RateStore;
   accounts: AccountStore;
   transactions: TransactionStore;
+  /** The console's home page figures, cached per process (one store per API instance). */
+  dashboard: DashboardStore;
 }
 
 export function createApiStores(ctx: AppContext, ratingDataCache: RatingDataCache): ApiStores {
@@ -26,7 +29,8 @@ export function createApiStores(ctx: AppContext, ratingDataCache: RatingDataCach
     carriers: carrierStore(collections, references, ratingData, reads),
     pricelists: pricelistStore(collections, references, ratingData, reads),
     rates: new RateStore(collections, ratingData, reads),
-    accounts: new AccountStore(collections, references, ctx.config, reads),
+    accounts: new AccountStore(collections, references, ctx.config, reads, ctx.mongo.db),
     transactions: new TransactionStore(collections, references, reads),
+    dashboard: new DashboardStore(collections, ctx.queues, ctx.config, reads),
   };
 }

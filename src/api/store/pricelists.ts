@@ -2,7 +2,7 @@ import type { Filter } from 'mongodb';
 import type { PricelistCurrency, PricelistDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import type { ReadLimits } from './documents';
-import { allOf, idConditions, matchAny, matchValue } from './query';
+import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
 import type { RatingDataChanges } from './rating-data-changes';
 import type { References } from './references';
 import { TaggedStore } from './tagged-store';
@@ -12,13 +12,18 @@ export interface PricelistFilter {
   ids?: string[] | null;
   pricelist_tag?: string[] | null;
   currency?: PricelistCurrency | null;
+  /** react-admin full-text search (textSearch) over pricelist_tag and name (pricelists have no description). */
+  q?: string | null;
 }
+
+export const PRICELIST_SEARCH_PATHS = ['pricelist_tag', 'name'] as const;
 
 export function pricelistQuery(filter: PricelistFilter): Filter<PricelistDoc> {
   return allOf<PricelistDoc>([
     ...idConditions<PricelistDoc>(filter),
     ...matchAny<PricelistDoc>('pricelist_tag', filter.pricelist_tag),
     ...matchValue<PricelistDoc>('currency', filter.currency),
+    ...textSearch<PricelistDoc>(filter.q, PRICELIST_SEARCH_PATHS),
   ]);
 }
 

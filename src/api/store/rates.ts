@@ -4,7 +4,7 @@ import type { PricelistRateDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
-import { allOf, idConditions, matchAny, oneOrMany } from './query';
+import { allOf, idConditions, matchAny, oneOrMany, textSearch } from './query';
 import type { RatingDataChanges } from './rating-data-changes';
 
 /** The pricelist or carrier of a rate, named by tag or by id (both: they must agree). */
@@ -16,7 +16,8 @@ export interface TagRef {
 /** A rate is named by id, or by its pricelist, carrier and prefix (its unique key). */
 export type RateKey = { id: string } | { pricelist: TagRef; carrier: TagRef; prefix: string };
 
-type RateFields = Omit<PricelistRateDoc, 'pricelist_tag' | 'carrier_tag'>;
+/** What the API writes: a rate's current version. Earlier versions are written only by rate decks (src/shared/rate-decks). */
+type RateFields = Omit<PricelistRateDoc, 'pricelist_tag' | 'carrier_tag' | 'previous_versions'>;
 
 /** A new rate before its pricelist and carrier are resolved to tags. */
 export type RateDraft = RateFields & { pricelist: TagRef; carrier: TagRef };
@@ -31,12 +32,27 @@ export interface RateFilter {
   carrier_id?: string[] | null;
   carrier_tag?: string[] | null;
   prefix?: string[] | null;
+  /** react-admin's full-text search: prefix, description or carrier_tag contains it (any case). */
+  q?: string | null;
 }
 
 /** datetime_end must come after datetime_start when both are set. */
 export function checkValidityWindow(rate: Pick<PricelistRateDoc, 'datetime_start' | 'datetime_end'>): void {
   if (rate.datetime_start && rate.datetime_end && rate.datetime_end.getTime() <= rate.datetime_start.getTime()) {
     throw badInput('datetime_end', 'must be after datetime_start');
+  }
+}
+
+/**
+ * A rate with earlier versions (a rate deck replaced it) keeps its current version after them: its
+ * start may not move before the end of the latest earlier version, or two versions would overlap.
+ */
+export function checkAfterPreviousVersions(rate: Pick<PricelistRateDoc, 'datetime_start' | 'previous_versions'>): void {
+  const previous = rate.previous_versions ?? [];
+  const last = previous[previous.length - 1];
+  if (!last?.datetime_end) return;
+  if (!rate.datetime_start || rate.datetime_start.getTime() < last.datetime_end.getTime()) {
+    throw badInput('datetime_start', `must not be before ${last.datetime_end.toISOString()}, the end of the rate's previous version`);
   }
 }
 
@@ -102,6 +118,7 @@ export class RateStore {
       ...matchAny<PricelistRateDoc>('pricelist_tag', filter.pricelist_tag),
       ...matchAny<PricelistRateDoc>('carrier_tag', filter.carrier_tag),
       ...matchAny<PricelistRateDoc>('prefix', filter.prefix),
+      ...textSearch<PricelistRateDoc>(filter.q, ['prefix', 'description', 'carrier_tag']),
       ...(await this.idsToTags('pricelist', filter.pricelist_id)),
       ...(await this.idsToTags('carrier', filter.carrier_id)),
     ]);
@@ -138,10 +155,14 @@ export class RateStore {
     if (pricelist) changes.pricelist_tag = await this.requireTag('pricelist', pricelist);
     if (carrier) changes.carrier_tag = await this.requireTag('carrier', carrier);
     checkValidityWindow({ ...current, ...changes });
+    if ('datetime_start' in changes) checkAfterPreviousVersions({ ...current, ...changes });
     if (Object.keys(changes).length === 0) return current;
     let updated: PricelistRateDoc | null;
     try {
-      updated = await this.collections.rates.findOneAndUpdate({ _id: current._id }, { $set: changes }, { returnDocument: 'after' });
+      // The earlier versions are the ones checked against (a deck may add some meanwhile): see src/shared/rate-decks.
+      const filter: Filter<PricelistRateDoc> =
+        'datetime_start' in changes ? { _id: current._id, [`previous_versions.${current.previous_versions?.length ?? 0}`]: { $exists: false } } : { _id: current._id };
+      updated = await this.collections.rates.findOneAndUpdate(filter, { $set: changes }, { returnDocument: 'after' });
     } catch (err) {
       rethrowDuplicate(err, 'pricelist rate');
     }
@@ -150,6 +171,7 @@ export class RateStore {
     return updated;
   }
 
+  /** Deletes the rate with every version it has. */
   async delete(key: RateKey): Promise<PricelistRateDoc> {
     const current = await this.find(key);
     if (!current) throw notFound('pricelist rate');

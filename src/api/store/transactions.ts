@@ -1,9 +1,10 @@
 import type { Filter } from 'mongodb';
 import type { TransactionDoc } from '../../shared/domain/types';
+import { badInput } from '../../shared/errors';
 import type { Collections } from '../../shared/mongo';
 import { countMatching, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { notFound, rethrowDuplicate } from './errors';
-import { allOf, idConditions, matchAny, matchValue, rangeConditions } from './query';
+import { allOf, idConditions, matchAny, matchValue, MAX_SEARCH_LENGTH, rangeConditions, textSearch } from './query';
 import type { References } from './references';
 
 /** A record is named by id, or by its account and transaction tags (its unique key). */
@@ -21,6 +22,27 @@ export interface TransactionFilter {
   timestamp_begin_gt?: Date | null;
   timestamp_begin_lte?: Date | null;
   timestamp_begin_lt?: Date | null;
+  timestamp_end_gte?: Date | null;
+  timestamp_end_gt?: Date | null;
+  timestamp_end_lte?: Date | null;
+  timestamp_end_lt?: Date | null;
+  /** Records whose destination starts with this text (taken literally). */
+  destination_prefix?: string | null;
+  /** react-admin full-text search (textSearch) over the tags and the numbers. */
+  q?: string | null;
+}
+
+export const TRANSACTION_SEARCH_PATHS = ['transaction_tag', 'account_tag', 'source', 'destination'] as const;
+
+/**
+ * `destination` starting with `prefix`: an anchored, case-sensitive regex with every metacharacter
+ * escaped, so the value is never a pattern, and the server can serve it from an index on destination
+ * if one is ever added (an anchored literal prefix is an index range). Blank adds no condition.
+ */
+export function destinationPrefix(prefix: string | null | undefined): Array<Filter<TransactionDoc>> {
+  if (prefix === null || prefix === undefined || prefix === '') return [];
+  if (prefix.length > MAX_SEARCH_LENGTH) throw badInput('destination_prefix', `must be at most ${MAX_SEARCH_LENGTH} characters`);
+  return [{ destination: { $regex: `^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}` } }];
 }
 
 export function transactionQuery(filter: TransactionFilter): Filter<TransactionDoc> {
@@ -30,6 +52,9 @@ export function transactionQuery(filter: TransactionFilter): Filter<TransactionD
     ...matchAny<TransactionDoc>('transaction_tag', filter.transaction_tag),
     ...matchValue<TransactionDoc>('inbound', filter.inbound),
     ...rangeConditions<TransactionDoc>('timestamp_begin', 'timestamp_begin', filter as Record<string, unknown>),
+    ...rangeConditions<TransactionDoc>('timestamp_end', 'timestamp_end', filter as Record<string, unknown>),
+    ...destinationPrefix(filter.destination_prefix),
+    ...textSearch<TransactionDoc>(filter.q, TRANSACTION_SEARCH_PATHS),
   ]);
 }
 

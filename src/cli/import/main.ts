@@ -2,7 +2,7 @@
  * `rating import FILE`: streams a CSV or JSON-lines file of finished calls into the `imports` queue in
  * batches and reports what happened to every line. docs/IMPORTS.md describes the format and guarantees.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
@@ -10,15 +10,12 @@ import pino from 'pino';
 import { ConfigError, loadConfig } from '../../shared/config';
 import { createContext } from '../../shared/context';
 import { QueueNames } from '../../shared/queues/names';
-import type { ImportLine } from '../../shared/queues/payloads';
 import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
 import { IMPORT_ID_PATTERN, openImport } from '../../shared/ledger';
-import { csvLine, jsonLine } from './line';
+import { BatchSubmitter, ContentId, feedRecords, formatOf, HeaderError, Totals, type Format } from '../../shared/imports';
 import { Progress } from './progress';
-import { Format, formatOf, HeaderError, readRecords } from './records';
 import { RejectWriter } from './rejects';
-import { BatchSubmitter } from './submit';
-import { formatSummary, Totals } from './summary';
+import { formatSummary } from './summary';
 
 export const USAGE = `usage: rating import FILE|- [options]
   --format csv|jsonl     input format (default: by extension, .jsonl/.ndjson = JSON lines, else CSV)
@@ -84,9 +81,9 @@ export function parseOptions(argv: string[]): Options {
 
 /** The default import id: the same content in the same format is the same import (reruns resume it). */
 async function contentId(path: string, format: Format): Promise<string> {
-  const hash = createHash('sha256').update(`${format}\n`);
+  const hash = new ContentId(format);
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return `f${hash.digest('hex').slice(0, 24)}`;
+  return hash.id();
 }
 
 export async function runImport(argv: string[]): Promise<number> {
@@ -147,37 +144,15 @@ export async function runImport(argv: string[]): Promise<number> {
       },
     });
     const input = (stdin ? process.stdin : createReadStream(options.file)).pipe(counter);
-    const now = new Date();
-    let batchNo = -1;
-    let batch: ImportLine[] = [];
-    const flush = async () => {
-      if (batch.length > 0) await submitter!.submit(importId!, batchNo, batch);
-      batch = [];
-    };
-    for await (const rec of readRecords(input, options.format)) {
-      totals.lines += 1;
-      const outcome = rec.error
-        ? { ok: false as const, reason: rec.error.startsWith('BAD_USER_INPUT') ? rec.error : `BAD_USER_INPUT: ${rec.error}` }
-        : options.format === 'csv'
-          ? csvLine(rec.row!, rec.line, now)
-          : jsonLine(rec.raw, rec.line, now);
-      if (!outcome.ok) {
-        totals.invalid += 1;
-        await rejects.write(rec.line, outcome.reason, rec.raw);
-        continue;
-      }
-      // Batches are cut by position in the file, not by count of accepted lines: the same file always
-      // gives the same batches, whatever the validation rules of the version that reads it.
-      const n = Math.floor(rec.index / batchSize);
-      if (n !== batchNo) {
-        await flush();
-        batchNo = n;
-      }
-      totals.accepted += 1;
-      pendingRaw.set(rec.line, rec.raw);
-      batch.push(outcome.line);
-    }
-    await flush();
+    await feedRecords(input, {
+      importId,
+      format: options.format,
+      batchSize,
+      submitter,
+      totals,
+      onInvalid: (line, reason, raw) => rejects.write(line, reason, raw),
+      onAccepted: (rec) => pendingRaw.set(rec.line, rec.raw),
+    });
     await submitter.drain();
     progress.stop();
     await rejects.close();

@@ -19,7 +19,11 @@ export const apiAccess: AccessPolicy = (path) => {
   if (path === '/graphql') return 'graphql';
   // The GraphiQL page is static; the queries it sends go to /graphql and are checked there.
   if (path === '/graphiql' || path.startsWith('/graphiql/')) return 'open';
+  // The operator console's static files carry no data; its data comes from /graphql with the token.
+  if (path === '/console' || path.startsWith('/console/')) return 'open';
   if (path === '/admin/queues' || path.startsWith('/admin/queues/')) return { anyOf: ['write'] };
+  // Uploads change data: rate decks and CDR files need write before their body is read.
+  if (path === '/v1/rate-decks' || path === '/v1/imports') return { anyOf: ['write'] };
   return { anyOf: ['read', 'write'] };
 };
 

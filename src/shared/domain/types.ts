@@ -36,14 +36,29 @@ export interface RateTerms {
   interval_start: number;
 }
 
-export interface PricelistRateDoc extends RateTerms {
+/**
+ * One version of a rate: its terms and validity window (start inclusive, end exclusive; null: open).
+ * A rate document's earlier versions (`previous_versions`) are kept in this shape.
+ */
+export interface RateVersion extends RateTerms {
+  datetime_start: Date | null;
+  datetime_end: Date | null;
+  description: string | null;
+}
+
+/**
+ * A rate: one document per (pricelist_tag, carrier_tag, prefix) (a unique index). Its own fields are
+ * its current version; `previous_versions` holds the versions a rate deck replaced (src/shared/rate-decks),
+ * each with a closed window, in time order, none overlapping another or the current one. Rating treats
+ * every version as a candidate of its own, valid in its own window (src/shared/rating/rating-index.ts).
+ */
+export interface PricelistRateDoc extends RateVersion {
   _id: string;
   pricelist_tag: string;
   carrier_tag: string;
   prefix: string;
-  datetime_start: Date | null;
-  datetime_end: Date | null;
-  description: string | null;
+  /** Earlier versions; absent or empty on rates never replaced by a deck. */
+  previous_versions?: RateVersion[];
 }
 
 /** The copy of a rate kept on a running entry and a Transaction record. */

@@ -60,6 +60,8 @@ export class RatingDataCache {
     if (this.current && this.current.version === version) return this.current.index;
     const { rates, carriers } = this.ctx.mongo.collections;
     const [rateDocs, carrierDocs] = await Promise.all([rates.find({}).toArray(), carriers.find({}).toArray()]);
+    // Whole documents: a rate's previous versions (rate decks, src/shared/rate-decks) are rating
+    // candidates too, each valid in its own window, so calls before a deck's effective time keep their terms.
     const index = RatingIndex.build(rateDocs, carrierDocs);
     this.current = { version, index };
     this.ctx.logger.debug({ version, rates: index.size }, 'rating index rebuilt');

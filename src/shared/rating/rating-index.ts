@@ -37,6 +37,31 @@ export interface PrefixMatch {
   rates: PrefixMatchRate[];
 }
 
+/**
+ * The current version (the document itself) and, before it, each earlier version as a document of its
+ * own: the same id, pricelist, carrier and prefix, that version's terms and window.
+ */
+function versionsOf(doc: PricelistRateDoc): PricelistRateDoc[] {
+  const previous = doc.previous_versions;
+  if (!previous || previous.length === 0) return [doc];
+  const base = { _id: doc._id, pricelist_tag: doc.pricelist_tag, carrier_tag: doc.carrier_tag, prefix: doc.prefix };
+  return [
+    ...previous.map(
+      (v): PricelistRateDoc => ({
+        ...base,
+        datetime_start: v.datetime_start ?? null,
+        datetime_end: v.datetime_end ?? null,
+        connect_fee: v.connect_fee,
+        rate: v.rate,
+        rate_increment: v.rate_increment,
+        interval_start: v.interval_start,
+        description: v.description ?? null,
+      }),
+    ),
+    doc,
+  ];
+}
+
 function uniqueTags(tags: readonly string[] | null | undefined): string[] {
   return tags ? [...new Set(tags)] : [];
 }
@@ -49,7 +74,7 @@ export class RatingIndex {
   private constructor(
     private readonly pricelists: ReadonlyMap<string, PricelistIndex>,
     private readonly carriers: ReadonlyMap<string, CarrierDoc>,
-    /** Rates kept (those whose carrier exists and is active). */
+    /** Rate documents kept (those whose carrier exists and is active), each counted once whatever its versions. */
     readonly size: number,
   ) {}
 
@@ -77,10 +102,14 @@ export class RatingIndex {
       }
       // Keyed like the destinations it matches (ratingNumber): a prefix entered as "+44 20" matches 4420...
       const key = stripNumber(doc.prefix);
-      const list = pl.byPrefix.get(key);
-      const entry: IndexedRate = { doc, carrier, seq };
-      if (list) list.push(entry);
-      else pl.byPrefix.set(key, [entry]);
+      let list = pl.byPrefix.get(key);
+      if (!list) {
+        list = [];
+        pl.byPrefix.set(key, list);
+      }
+      // Every version of the rate is a candidate of its own, valid in its own window: a call that
+      // started before a rate deck's effective time is rated and routed with the terms of its time.
+      for (const version of versionsOf(doc)) list.push({ doc: version, carrier, seq });
       pl.maxPrefixLength = Math.max(pl.maxPrefixLength, key.length);
       size += 1;
     });

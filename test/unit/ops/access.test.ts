@@ -20,6 +20,20 @@ describe('access policies', () => {
     expect(agentAccess('/graphql')).toEqual({ anyOf: ['agent'] });
     expect(agentAccess('/v1/begin_transaction')).toEqual({ anyOf: ['agent'] });
   });
+
+  it('leaves the operator console\'s static files open on the API only', () => {
+    for (const path of ['/console', '/console/', '/console/*', '/console/assets/index-abc123.js', '/console/accounts/1/show']) {
+      expect(apiAccess(path)).toBe('open');
+      expect(agentAccess(path)).toEqual({ anyOf: ['agent'] });
+    }
+    expect(apiAccess('/consoleX')).toEqual({ anyOf: ['read', 'write'] });
+    expect(apiAccess('/graphql')).toBe('graphql');
+  });
+
+  it('asks write for uploads (rate decks, CDR files), before their body is read', () => {
+    expect(apiAccess('/v1/rate-decks')).toEqual({ anyOf: ['write'] });
+    expect(apiAccess('/v1/imports')).toEqual({ anyOf: ['write'] });
+  });
 });
 
 describe('graphqlScopes', () => {

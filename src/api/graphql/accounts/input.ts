@@ -1,8 +1,8 @@
 import { badInput } from '../../../shared/errors';
-import type { AccountDraft, AccountFields, AccountPatch, LinkedAccountsRef } from '../../store/accounts';
+import type { AccountDraft, AccountFields, AccountPatch, Adjustment, LinkedAccountsRef } from '../../store/accounts';
 import type { TaggedKey } from '../../store/tagged-store';
 import { lookupString, newId, readTaggedUpdate } from '../common/identify';
-import { isGiven, readCreate, type Args, type FieldRules } from '../common/input';
+import { isGiven, optionalArg, readCreate, requiredArg, type Args, type FieldRules } from '../common/input';
 import { sortableFields } from '../common/listing';
 import { bigInt, bool, email, mobile, nonNegativeInt, oneOf, tag, tagList, text, type Parse } from '../common/validate';
 
@@ -54,6 +54,39 @@ export function readLinkedAccounts(args: Args): LinkedAccountsRef | undefined {
   if (byId) return { ids: args.linked_accountsIds === null ? [] : idList('linked_accountsIds', args.linked_accountsIds) };
   if (byTag) return { tags: args.linked_accounts === null ? [] : tagList('linked_accounts', args.linked_accounts) };
   return undefined;
+}
+
+/** Most characters of an adjustment's reason (kept in the ledger entry, shown to operators). */
+export const MAX_REASON_LENGTH = 200;
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{8,100}$/;
+
+const nonZeroBigInt: Parse<bigint> = (field, value) => {
+  const n = bigInt(field, value);
+  if (n === 0n) throw badInput(field, 'must not be 0');
+  return n;
+};
+
+const reason: Parse<string> = (field, value) => {
+  const trimmed = typeof value === 'string' ? value.trim() : '';
+  if (trimmed.length < 1 || trimmed.length > MAX_REASON_LENGTH) throw badInput(field, `must be 1 to ${MAX_REASON_LENGTH} characters (surrounding blanks are removed)`);
+  return trimmed;
+};
+
+const idempotencyKey: Parse<string> = (field, value) => {
+  if (typeof value !== 'string' || !IDEMPOTENCY_KEY.test(value)) {
+    throw badInput(field, 'must be 8 to 100 characters of letters, digits, ".", "_", ":" and "-"');
+  }
+  return value;
+};
+
+/** adjustBalance's arguments; every check comes before anything is written. */
+export function readAdjustment(args: Args): Adjustment {
+  return {
+    account_tag: requiredArg(args, 'account_tag', lookupString),
+    amount: requiredArg(args, 'amount', nonZeroBigInt),
+    reason: requiredArg(args, 'reason', reason),
+    key: optionalArg(args, 'idempotency_key', idempotencyKey) ?? null,
+  };
 }
 
 export function readAccountCreate(args: Args): AccountDraft {

@@ -7,7 +7,7 @@ import { optionalArg, requiredArg, type Args } from '../common/input';
 import { readListWindow, type ListArgs } from '../common/listing';
 import { bigInt, number } from '../common/validate';
 import { asRateDoc, routeNow } from '../routing/route';
-import { accountSortable, readAccountCreate, readAccountUpdate } from './input';
+import { accountSortable, readAccountCreate, readAccountUpdate, readAdjustment } from './input';
 
 /** Least-cost routing for a call by this account to the `destination` argument, if one is given. */
 async function routeForAccount(account: AccountDoc, args: Args, { ratingData }: ApiContext) {
@@ -39,6 +39,7 @@ export const accountResolvers: ApiResolvers = {
     deleteAccount: (_root: unknown, args: Args, { stores }: ApiContext) => stores.accounts.delete(readTaggedKey(args, 'account_tag')),
     incrementAccountBalance: (_root: unknown, args: Args, { stores }: ApiContext) =>
       stores.accounts.incrementBalance(requiredArg(args, 'account_tag', lookupString), requiredArg(args, 'amount', bigInt)),
+    adjustBalance: (_root: unknown, args: Args, { stores }: ApiContext) => stores.accounts.adjustBalance(readAdjustment(args)),
   },
   Account: {
     id: (account: AccountDoc) => account._id,

@@ -73,6 +73,8 @@ export const accountTypeDefs = /* GraphQL */ `
     with_running_transactions: Boolean
     "true: accounts with a call in progress for longer than LONG_CALL_SECONDS; false: accounts without"
     with_long_running_transactions: Boolean
+    "Search box: a case-insensitive substring (taken literally, at most 100 characters) of account_tag, name, customer_tag, notification_email or one of tags"
+    q: String
   }
 
   extend type Query {
@@ -98,5 +100,18 @@ export const accountTypeDefs = /* GraphQL */ `
     deleteAccount(id: ID, account_tag: String): Account
     "Adds amount (negative to take off) to the balance in one atomic step; returns the account. Both arguments are required."
     incrementAccountBalance(account_tag: String, amount: BigInt): Account
+    """
+    Adds amount (non-zero; negative to take off) to the balance as one ledger 'adjust' entry whose ref is
+    reason (1 to 200 characters once surrounding blanks are removed); returns the account after it.
+    idempotency_key (optional, 8 to 100 characters of letters, digits, '.', '_', ':' and '-') makes a retry
+    safe: the entry's id is then derived from the key ('adjust:key:<key>') instead of being new, so the
+    adjustment is applied once however often (and however concurrently) the same call is sent; a repeat
+    answers the account as it is now without changing it. The key is permanent: reusing it for another
+    account or amount is refused with BAD_USER_INPUT ("idempotency_key already used for a different
+    adjustment") and changes nothing; the reason of a repeat is not compared (the first one is kept).
+    Without a key every call is a new adjustment. Refused requests (validation, unknown account: NOT_FOUND,
+    a balance leaving the 64-bit range) change nothing and do not use the key up.
+    """
+    adjustBalance(account_tag: String!, amount: BigInt!, reason: String!, idempotency_key: String): Account
   }
 `;

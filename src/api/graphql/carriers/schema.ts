@@ -28,6 +28,8 @@ export const carrierTypeDefs = /* GraphQL */ `
     host: String
     protocol: CarrierProtocol
     active: Boolean
+    "Search box: a case-insensitive substring (taken literally, at most 100 characters) of carrier_tag or host"
+    q: String
   }
 
   extend type Query {

@@ -22,6 +22,8 @@ export const pricelistTypeDefs = /* GraphQL */ `
     "One tag or a list of tags"
     pricelist_tag: [String!]
     currency: PricelistCurrency
+    "Search box: a case-insensitive substring (taken literally, at most 100 characters) of pricelist_tag or name"
+    q: String
   }
 
   extend type Query {

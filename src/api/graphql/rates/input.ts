@@ -6,7 +6,7 @@ import { optionalArg, readCreate, readPatch, type Args, type FieldRules } from '
 import { sortableFields } from '../common/listing';
 import { dateTime, nonNegativeInt, prefix, tag, text, TextLimits, uuid } from '../common/validate';
 
-type RateFields = Omit<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag'>;
+type RateFields = Omit<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag' | 'previous_versions'>;
 
 export const rateRules: FieldRules<RateFields> = {
   prefix: { parse: prefix, required: true },

@@ -27,5 +27,6 @@ export const rateResolvers: ApiResolvers = {
   },
   PricelistRate: {
     id: (rate: PricelistRateDoc) => rate._id,
+    previous_versions: (rate: PricelistRateDoc) => rate.previous_versions ?? [],
   },
 };

@@ -24,10 +24,27 @@ export const rateTypeDefs = /* GraphQL */ `
     "Second of the call from which the rate applies; earlier seconds cost only the connect fee"
     interval_start: Int!
     description: String
+    "Earlier versions a rate deck replaced, oldest first; each valid in its own closed window, before the current one"
+    previous_versions: [PricelistRateVersion!]!
+  }
+
+  "An earlier version of a rate: its terms and validity window (calls that started in it are rated with it)."
+  type PricelistRateVersion {
+    "Start of validity (inclusive); null: no start bound"
+    datetime_start: DateTime
+    "End of validity (exclusive)"
+    datetime_end: DateTime
+    connect_fee: Int!
+    rate: Int!
+    rate_increment: Int!
+    interval_start: Int!
+    description: String
   }
 
   "Each tag or id member takes one value or a list of values."
   input PricelistRateFilter {
+    "Full-text search: prefix, description or carrier_tag contains it (any case)"
+    q: String
     id: ID
     ids: [ID!]
     pricelist_id: [ID!]

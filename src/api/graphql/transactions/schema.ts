@@ -69,6 +69,14 @@ export const transactionTypeDefs = /* GraphQL */ `
     timestamp_begin_gt: DateTime
     timestamp_begin_lte: DateTime
     timestamp_begin_lt: DateTime
+    timestamp_end_gte: DateTime
+    timestamp_end_gt: DateTime
+    timestamp_end_lte: DateTime
+    timestamp_end_lt: DateTime
+    "Records whose destination starts with this text, as stored (taken literally, case-sensitive, at most 100 characters)"
+    destination_prefix: String
+    "Search box: a case-insensitive substring (taken literally, at most 100 characters) of transaction_tag, account_tag, source or destination"
+    q: String
   }
 
   extend type Query {

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Queue, QueueEvents } from 'bullmq';
-import type { ImportBatchJob, ImportBatchResult, ImportLine } from '../../shared/queues/payloads';
-import { finishedBatch, importBatchId } from '../../shared/ledger';
+import type { ImportBatchJob, ImportBatchResult, ImportLine } from '../queues/payloads';
+import { finishedBatch, importBatchId } from '../ledger';
 
 /** How often batches in flight are checked beside the queue events (an event lost in a reconnect must not hang the CLI). */
 const POLL_MS = 3000;
@@ -28,6 +28,9 @@ export class BatchSubmitter {
   private readonly waiters = new Map<string, Waiter>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly timer: NodeJS.Timeout;
+  private closed = false;
+  private readonly onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => this.settle(jobId, returnvalue);
+  private readonly onFailed = ({ jobId }: { jobId: string }) => void this.checkFailed(jobId);
 
   constructor(
     private readonly queue: Queue<ImportBatchJob>,
@@ -36,8 +39,9 @@ export class BatchSubmitter {
     private readonly maxInFlight: number,
     private readonly onResult: (result: ImportBatchResult, lines: ImportLine[]) => Promise<void>,
   ) {
-    events.on('completed', ({ jobId, returnvalue }) => this.settle(jobId, returnvalue));
-    events.on('failed', ({ jobId }) => void this.checkFailed(jobId));
+    // Several submitters may share one QueueEvents (the API runs imports side by side): close() removes these.
+    events.on('completed', this.onCompleted);
+    events.on('failed', this.onFailed);
     this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.timer.unref();
   }
@@ -45,10 +49,17 @@ export class BatchSubmitter {
   /** Sends a batch; resolves once there is room for another (not when this one is done). */
   async submit(importId: string, batch: number, lines: ImportLine[]): Promise<void> {
     while (this.inFlight.size >= this.maxInFlight) await Promise.race(this.inFlight);
+    if (this.closed) throw new BatchFailed('import stopped');
     const id = importBatchId(importId, batch);
     const task = this.enqueue(id, { import_id: importId, batch, lines, deadline: null })
       // Registered after the job exists: an event that came first is caught by the next poll.
-      .then((jobTimestamp) => new Promise<ImportBatchResult>((resolve, reject) => this.waiters.set(id, { jobTimestamp, resolve, reject })))
+      .then(
+        (jobTimestamp) =>
+          new Promise<ImportBatchResult>((resolve, reject) => {
+            if (this.closed) reject(new BatchFailed('import stopped'));
+            else this.waiters.set(id, { jobTimestamp, resolve, reject });
+          }),
+      )
       .then((result) => this.onResult(result, lines))
       .finally(() => this.inFlight.delete(task));
     this.inFlight.add(task);
@@ -66,7 +77,10 @@ export class BatchSubmitter {
   }
 
   close(): void {
+    this.closed = true;
     clearInterval(this.timer);
+    this.events.off('completed', this.onCompleted);
+    this.events.off('failed', this.onFailed);
     for (const w of this.waiters.values()) w.reject(new BatchFailed('import stopped'));
     this.waiters.clear();
   }

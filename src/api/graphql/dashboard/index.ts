@@ -1,0 +1,5 @@
+import type { SchemaModule } from '../../../shared/http/graphql';
+import { dashboardResolvers } from './resolvers';
+import { dashboardTypeDefs } from './schema';
+
+export const dashboardModule: SchemaModule = { typeDefs: dashboardTypeDefs, resolvers: dashboardResolvers };

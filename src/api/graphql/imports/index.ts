@@ -1,0 +1,5 @@
+import type { SchemaModule } from '../../../shared/http/graphql';
+import { importResolvers } from './resolvers';
+import { importTypeDefs } from './schema';
+
+export const importsModule: SchemaModule = { typeDefs: importTypeDefs, resolvers: importResolvers };

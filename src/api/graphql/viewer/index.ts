@@ -1,0 +1,5 @@
+import type { SchemaModule } from '../../../shared/http/graphql';
+import { viewerResolvers } from './resolvers';
+import { viewerTypeDefs } from './schema';
+
+export const viewerModule: SchemaModule = { typeDefs: viewerTypeDefs, resolvers: viewerResolvers };

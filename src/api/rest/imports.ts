@@ -1,0 +1,195 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { QueueEvents } from 'bullmq';
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { AppContext } from '../../shared/context';
+import { badInput, ErrorCodes, ServiceError } from '../../shared/errors';
+import { sendError } from '../../shared/http/error-reply';
+import { claimUpload, ContentId, HeaderError, readRecords, UploadRun, type Format } from '../../shared/imports';
+import { QueueNames } from '../../shared/queues/names';
+import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
+import { text } from '../../shared/validation/text';
+
+/** Largest CDR file accepted over HTTP. */
+export const IMPORT_BODY_LIMIT = 1024 * 1024 * 1024;
+
+/** Content types of an upload and the format each implies when `format=` is not given. */
+const CONTENT_TYPES: Readonly<Record<string, Format>> = { 'text/csv': 'csv', 'application/x-ndjson': 'jsonl' };
+
+export interface ImportsOptions {
+  /** The API's context (its MongoDB pool, Redis, configuration, logger). */
+  ctx: AppContext;
+  /** Where bodies are spooled before their import runs (default os.tmpdir()). */
+  spoolDir?: string;
+}
+
+export interface ImportAnswer {
+  import_id: string;
+}
+
+class BodyTooLarge extends Error {
+  readonly statusCode = 413;
+}
+
+/** Counts the bytes of the body and fails the stream past the limit. */
+function limited(limit: number): Transform {
+  let bytes = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      bytes += chunk.length;
+      if (bytes > limit) done(new BodyTooLarge(`the file is larger than ${limit} bytes`));
+      else done(null, chunk);
+    },
+  });
+}
+
+function oneQueryValue(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw badInput(name, 'must be given once');
+  return value;
+}
+
+function readQuery(query: Record<string, unknown>, contentType: string | undefined): { format: Format; name: string | null } {
+  const known = new Set(['format', 'name']);
+  const unknown = Object.keys(query).find((k) => !known.has(k));
+  if (unknown !== undefined) throw badInput(unknown, 'unknown parameter (known: format, name)');
+  const format = oneQueryValue(query, 'format');
+  if (format !== undefined && format !== 'csv' && format !== 'jsonl') throw badInput('format', 'must be csv or jsonl');
+  const name = oneQueryValue(query, 'name');
+  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  return {
+    format: format ?? CONTENT_TYPES[mediaType] ?? 'csv',
+    name: name === undefined || name === '' ? null : text(255)('name', name),
+  };
+}
+
+/** The body, streamed to a file of its own while hashed: the import id needs the whole content. */
+async function spool(body: Readable, dir: string, format: Format): Promise<{ dir: string; file: string; importId: string; bytes: number }> {
+  const spoolDir = await mkdtemp(path.join(dir, 'rating-import-'));
+  const file = path.join(spoolDir, 'body');
+  const hash = new ContentId(format);
+  let bytes = 0;
+  const hashing = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      bytes += chunk.length;
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(body, limited(IMPORT_BODY_LIMIT), hashing, createWriteStream(file));
+  } catch (err) {
+    await rm(spoolDir, { recursive: true, force: true });
+    throw err;
+  }
+  return { dir: spoolDir, file, importId: hash.id(), bytes };
+}
+
+/** A CSV's header is checked before the import is registered: a file that cannot be imported is a 400, not a failed import. */
+async function checkHeader(file: string): Promise<void> {
+  const input = createReadStream(file);
+  const records = readRecords(input, 'csv');
+  try {
+    await records.next();
+  } finally {
+    await records.return(undefined).catch(() => undefined);
+    input.destroy();
+  }
+}
+
+/**
+ * `POST /v1/imports?format=csv|jsonl&name=FILE` with a `text/csv` or `application/x-ndjson` body (up to
+ * 1 GiB, streamed): imports a file of call detail records as `rating import FILE` does (docs/IMPORTS.md).
+ *
+ * The body is spooled to a temporary file while its hash is computed: the hash is the import id (the
+ * CLI's: same content and format, same import), so uploading a file again is the same import, its
+ * finished batches replayed and nothing charged twice. Once the import is registered in MongoDB the
+ * answer is 202 `{ import_id }` and the import runs in the background in this process (workers rate
+ * the batches); its progress and rejects are in MongoDB (GraphQL `Import(id)`, `allImports`). If the
+ * process dies mid-import, uploading the same file again resumes it (src/shared/imports/uploads.ts).
+ * Bad parameters, an empty body or a bad CSV header answer 400 with nothing stored. Needs the `write`
+ * scope. Not wrapped in fastify-plugin: its parsers and error handler stay in its own scope.
+ */
+export const importsRoutes: FastifyPluginAsync<ImportsOptions> = async (app, { ctx, spoolDir }) => {
+  const runs = new Set<UploadRun>();
+  let events: Promise<QueueEvents> | undefined;
+
+  const queueEvents = (): Promise<QueueEvents> => {
+    if (!events) {
+      const created = createQueueEvents(ctx.newRedis(), bullmqPrefix(ctx.config), QueueNames.imports);
+      // The connection is closed with the plugin; that ends the event loop with an error we expect.
+      created.on('error', (err) => ctx.logger.debug({ err }, 'imports queue events'));
+      events = created.waitUntilReady().then(() => created);
+      events.catch(() => {
+        events = undefined;
+        void created.close().catch(() => undefined);
+      });
+    }
+    return events;
+  };
+
+  app.addHook('onClose', async () => {
+    await Promise.all([...runs].map((run) => run.stop('interrupted: the API process stopped; upload the same file again to resume the import')));
+    if (events) await (await events.catch(() => null))?.close().catch(() => undefined);
+  });
+
+  // The body stays a stream: it is spooled chunk by chunk (the limit is enforced by `limited`).
+  app.addContentTypeParser(Object.keys(CONTENT_TYPES), { bodyLimit: IMPORT_BODY_LIMIT }, (_request, payload, done) => done(null, payload));
+
+  app.setErrorHandler((err: FastifyError | Error, request, reply: FastifyReply) => {
+    if (err instanceof HeaderError) return sendError(reply, 400, ErrorCodes.BAD_USER_INPUT, err.message);
+    if (err instanceof ServiceError) return sendError(reply, 400, err.code, err.message, err.details);
+    if (err instanceof BodyTooLarge) return sendError(reply, 413, ErrorCodes.BAD_USER_INPUT, err.message);
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500) return sendError(reply, status, ErrorCodes.BAD_USER_INPUT, err.message);
+    request.log.error({ err }, 'import upload failed');
+    return sendError(reply, 500, ErrorCodes.INTERNAL_ERROR, 'internal error: nothing is charged twice; uploading the file again registers or resumes the import');
+  });
+
+  app.post('/v1/imports', { bodyLimit: IMPORT_BODY_LIMIT }, async (request, reply) => {
+    // The lead's access policy decides who reaches the route; recording calls needs `write` whatever it says.
+    const principal = (request as { principal?: { scopes: ReadonlySet<string> } | null }).principal;
+    if (principal && !principal.scopes.has('write')) {
+      return sendError(reply, 403, ErrorCodes.FORBIDDEN, 'This request needs the "write" scope', { requiredScopes: ['write'] });
+    }
+    const params = readQuery(request.query as Record<string, unknown>, request.headers['content-type']);
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > IMPORT_BODY_LIMIT) throw new BodyTooLarge(`the file is larger than ${IMPORT_BODY_LIMIT} bytes`);
+    if (!(request.body instanceof Readable) && request.body !== undefined && request.body !== null) {
+      return sendError(reply, 415, ErrorCodes.BAD_USER_INPUT, 'the file must be sent as a text/csv or application/x-ndjson body');
+    }
+    const body = request.body instanceof Readable ? request.body : Readable.from([]);
+    const spooled = await spool(body, spoolDir ?? os.tmpdir(), params.format);
+    const discard = () => rm(spooled.dir, { recursive: true, force: true }).catch(() => undefined);
+    let run: UploadRun;
+    try {
+      if (spooled.bytes === 0) throw badInput('body', 'is empty: send the file as the request body');
+      if (params.format === 'csv') await checkHeader(spooled.file);
+      const queueEventsReady = await queueEvents(); // before the claim: a claim without a run would hold the import until it goes stale
+      const claim = await claimUpload(ctx.mongo.db, { importId: spooled.importId, name: params.name, format: params.format });
+      if (!claim.owned) {
+        // Another upload of the same file is running it (here or in another API process): same import.
+        await discard();
+        return reply.code(202).send({ import_id: spooled.importId } satisfies ImportAnswer);
+      }
+      run = new UploadRun({ db: ctx.mongo.db, queue: ctx.queues.imports, events: queueEventsReady, importId: spooled.importId, format: params.format, file: spooled.file, claim });
+    } catch (err) {
+      await discard();
+      throw err;
+    }
+    runs.add(run);
+    void run.finished.finally(() => {
+      runs.delete(run);
+      return discard();
+    });
+    request.log.info({ import_id: spooled.importId, name: params.name, bytes: spooled.bytes }, 'import upload registered');
+    return reply.code(202).send({ import_id: spooled.importId } satisfies ImportAnswer);
+  });
+};
+
+export default importsRoutes;

@@ -1,0 +1,184 @@
+/**
+ * `rating rates import DECK.csv --pricelist P --carrier C [--effective T] [--dry-run]`: loads a
+ * carrier's rate deck into one pricelist with an effective time (src/shared/rate-decks,
+ * docs/RATE-DECKS.md). Progress on stderr, rejected lines on stderr as `line N: reason`, and a last
+ * summary line on stdout.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import { Transform } from 'node:stream';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { ConfigError, loadConfig } from '../shared/config';
+import { createContext } from '../shared/context';
+import { applyDeck, DeckError, parseEffective, summaryLine, type DeckProgress } from '../shared/rate-decks';
+import { announceRatingDataChange } from '../shared/rating-data/cache';
+import { tag } from '../shared/validation/text';
+import { Progress } from './import/progress';
+
+export const USAGE = `usage: rating rates import DECK.csv|- --pricelist TAG --carrier TAG [options]
+  --effective T      when the deck takes effect, ISO 8601 (2026-07-01T00:00:00Z; no zone = UTC); default now
+  --dry-run          plan and report, write nothing
+  --chunk-size N     prefixes read and written together (default 1000)
+  --no-progress      no progress output
+The deck is CSV with a header: prefix,rate[,connect_fee,rate_increment,interval_start,description]
+(integers in minor units). Every prefix of the deck is added, changed (old terms end at the effective
+time, new ones start there) or unchanged; prefixes of the pricelist and carrier missing from the deck
+stop at the effective time (removed). Running the same deck again with the same time changes nothing.
+Needs MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and MONGO_DB, QUEUE_PREFIX) as the service uses.
+Exit status: 0 every line applied, 1 some lines rejected, 2 the import failed (nothing or part written: run it again).`;
+
+export class UsageError extends Error {}
+
+export interface RatesImportOptions {
+  file: string;
+  pricelist: string;
+  carrier: string;
+  effective: Date;
+  dryRun: boolean;
+  chunkSize: number;
+  progress: boolean;
+}
+
+function usageTag(option: string, value: string | undefined): string {
+  if (value === undefined) throw new UsageError(`${option} is required`);
+  try {
+    return tag(option, value);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+export function parseRatesImport(argv: string[], now: Date = new Date()): RatesImportOptions {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      pricelist: { type: 'string' },
+      carrier: { type: 'string' },
+      effective: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      'chunk-size': { type: 'string' },
+      'no-progress': { type: 'boolean' },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError('give exactly one deck FILE (or - for standard input)');
+  let effective = now;
+  if (values.effective !== undefined) {
+    const parsed = parseEffective(values.effective);
+    if (!parsed) throw new UsageError('--effective must be an ISO 8601 datetime like 2026-07-01T00:00:00Z');
+    effective = parsed;
+  }
+  const chunk = values['chunk-size'];
+  if (chunk !== undefined && (!/^\d+$/.test(chunk) || Number(chunk) < 1 || Number(chunk) > 10000)) throw new UsageError('--chunk-size must be an integer from 1 to 10000');
+  return {
+    file: positionals[0],
+    pricelist: usageTag('--pricelist', values.pricelist),
+    carrier: usageTag('--carrier', values.carrier),
+    effective,
+    dryRun: values['dry-run'] === true,
+    chunkSize: chunk === undefined ? 1000 : Number(chunk),
+    progress: !values['no-progress'],
+  };
+}
+
+async function ratesImport(argv: string[]): Promise<number> {
+  const options = parseRatesImport(argv);
+  const config = loadConfig();
+  if (!config.mongoUrl || (!config.redisUrl && !config.redisClusterNodes)) {
+    console.error('MONGO_URL and REDIS_URL (or REDIS_CLUSTER_NODES) must be set: the import talks to the same servers as the service');
+    return 2;
+  }
+  const stdin = options.file === '-';
+  const totalBytes = stdin ? null : statSync(options.file).size;
+  const logger = pino({ name: 'rates-import', level: config.logLevel }, pino.destination(2));
+  const ctx = await createContext(config, { mongoUrl: config.mongoUrl, redisUrl: config.redisUrl }, logger);
+  let bytes = 0;
+  let announceFailed: Error | null = null;
+  let counts: DeckProgress = { phase: 'deck', lines: 0, added: 0, changed: 0, unchanged: 0, removed: 0, rejected: 0 };
+  const progress = new Progress(
+    () => ({ read: counts.lines, done: counts.added + counts.changed + counts.unchanged + counts.rejected, rejected: counts.rejected, bytes }),
+    totalBytes,
+    { tty: Boolean(process.stderr.isTTY), intervalMs: 5000, enabled: options.progress },
+  );
+  try {
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const source = stdin ? process.stdin : createReadStream(options.file);
+    source.on('error', (err: Error) => counter.destroy(err));
+    const started = Date.now();
+    const report = await applyDeck(ctx.mongo.collections, source.pipe(counter), {
+      pricelist_tag: options.pricelist,
+      carrier_tag: options.carrier,
+      effective: options.effective,
+      dryRun: options.dryRun,
+      chunkSize: options.chunkSize,
+      announce: async () => {
+        try {
+          await announceRatingDataChange(ctx);
+          announceFailed = null;
+        } catch (err) {
+          announceFailed = err as Error;
+        }
+      },
+      onProgress: (p) => (counts = p),
+      onRejected: (r) => process.stderr.write(`line ${r.line}: ${r.reason}\n`),
+      keepRejected: 0,
+    });
+    progress.stop();
+    const seconds = (Date.now() - started) / 1000;
+    console.error(
+      `${options.dryRun ? 'dry run (nothing written): ' : ''}${report.lines} lines in ${seconds.toFixed(1)} s, effective ${report.effective}, pricelist ${options.pricelist}, carrier ${options.carrier}`,
+    );
+    console.log(summaryLine(report));
+    if (announceFailed) {
+      // The rates are written; a rerun writes nothing and so would not announce them either.
+      console.error(
+        `rates were written but the change could not be announced over Redis (${(announceFailed as Error).message}): ` +
+          'running processes keep their old rating index until the next change of rating data (any rate, pricelist or carrier write)',
+      );
+      return 2;
+    }
+    return report.rejected_count > 0 ? 1 : 0;
+  } catch (err) {
+    progress.stop();
+    if (err instanceof DeckError) {
+      console.error(`rates import refused: ${err.message}; nothing was written`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** `rating rates <subcommand>`. */
+export async function runRates(argv: string[]): Promise<number> {
+  const [sub, ...args] = argv;
+  if (sub === undefined || sub === 'help' || args.includes('--help') || args.includes('-h') || sub === '--help') {
+    console.log(USAGE);
+    return sub === undefined ? 2 : 0;
+  }
+  if (sub !== 'import') {
+    console.error(`unknown rates command "${sub}"\n\n${USAGE}`);
+    return 2;
+  }
+  return ratesImport(args).catch(reportFailure);
+}
+
+export function reportFailure(err: unknown): number {
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    return 2;
+  }
+  console.error(`rates import failed: ${(err as Error).message}\nrun the same command again to finish it: prefixes already applied come back unchanged`);
+  return 2;
+}

@@ -1,0 +1,181 @@
+import type { ReactElement } from 'react';
+import ReceiptLongIcon from '@mui/icons-material/ReceiptLong';
+import {
+  BooleanField,
+  DataTable,
+  Labeled,
+  List,
+  NumberField,
+  ReferenceField,
+  SelectInput,
+  Show,
+  SimpleShowLayout,
+  TextField,
+  TextInput,
+  TopToolbar,
+  WrapperField,
+  useRecordContext,
+} from 'react-admin';
+import { Box, Chip, Stack } from '@mui/material';
+import { MinorUnitsField } from '../components/money';
+import { ListActions, UtcDateField, UtcDateTimeInput } from './resource-helpers';
+import type { ConsoleResource } from './types';
+
+/**
+ * Call records (GraphQL type Transaction). Read-only in the console: records are written by the
+ * agent and the workers (or imports); the raw record mutations are not offered here.
+ * fee is in minor units of the rated pricelist's currency.
+ */
+
+const transactionFilters = [
+  <TextInput key="q" source="q" label="Search calls" alwaysOn resettable />,
+  <TextInput key="account_tag" source="account_tag" label="Account tag" alwaysOn />,
+  <UtcDateTimeInput key="timestamp_begin_gte" source="timestamp_begin_gte" label="Began from" alwaysOn />,
+  <UtcDateTimeInput key="timestamp_begin_lte" source="timestamp_begin_lte" label="Began until" alwaysOn />,
+  <TextInput key="destination_prefix" source="destination_prefix" label="Destination prefix" />,
+  <SelectInput
+    key="inbound"
+    source="inbound"
+    label="Direction"
+    choices={[
+      { id: false, name: 'Outbound' },
+      { id: true, name: 'Inbound' },
+    ]}
+  />,
+];
+
+function TransactionList(): ReactElement {
+  return (
+    <List
+      filters={transactionFilters}
+      actions={<ListActions creatable={false} exportable />}
+      sort={{ field: 'timestamp_begin', order: 'DESC' }}
+      perPage={25}
+    >
+      <DataTable rowClick="show" bulkActionButtons={false}>
+        <DataTable.Col source="transaction_tag" label="Transaction tag">
+          <TextField source="transaction_tag" data-testid="transaction-tag" />
+        </DataTable.Col>
+        <DataTable.Col source="account_tag" label="Account" />
+        <DataTable.Col source="source" label="Source" />
+        <DataTable.Col source="destination" label="Destination" />
+        <DataTable.Col source="destination_rate.carrier_tag" label="Carrier" disableSort>
+          <TextField source="destination_rate.carrier_tag" emptyText="—" />
+        </DataTable.Col>
+        <DataTable.Col source="timestamp_begin" label="Began">
+          <UtcDateField source="timestamp_begin" />
+        </DataTable.Col>
+        <DataTable.NumberCol source="duration" label="Duration (s)" />
+        <DataTable.Col source="fee" label="Fee" align="right">
+          <MinorUnitsField source="fee" testId="transaction-fee" />
+        </DataTable.Col>
+        <DataTable.Col source="inbound" label="Inbound">
+          <BooleanField source="inbound" />
+        </DataTable.Col>
+      </DataTable>
+    </List>
+  );
+}
+
+/** The account's page when the account still exists, its tag otherwise. */
+function AccountLink(): ReactElement {
+  const record = useRecordContext<{ id: string; account_tag: string; account?: { id: string } | null }>();
+  if (record?.account?.id) {
+    return (
+      <ReferenceField source="account.id" reference="Account" link="show">
+        <TextField source="account_tag" data-testid="transaction-account" />
+      </ReferenceField>
+    );
+  }
+  return <TextField source="account_tag" data-testid="transaction-account" />;
+}
+
+function TransactionShow(): ReactElement {
+  return (
+    <Show actions={<TopToolbar />}>
+      <SimpleShowLayout>
+        <TextField source="transaction_tag" label="Transaction tag" data-testid="transaction-tag" />
+        <WrapperField label="Account">
+          <AccountLink />
+        </WrapperField>
+        <TextField source="source" label="Source" data-testid="transaction-source" emptyText="—" />
+        <TextField source="source_ip" label="Source IP" emptyText="—" />
+        <TextField source="destination" label="Destination" data-testid="transaction-destination" emptyText="—" />
+        <TextField source="carrier_ip" label="Carrier IP" emptyText="—" />
+        <BooleanField source="inbound" label="Inbound" data-testid="transaction-inbound" />
+        <BooleanField source="failed" label="Failed" data-testid="transaction-failed" />
+        <BooleanField source="authorized" label="Authorized" emptyText="— (recorded without authorization)" />
+        <TextField source="unauthorized_reason" label="Unauthorized reason" emptyText="—" />
+        <UtcDateField source="timestamp_auth" label="Authorized at" />
+        <UtcDateField source="timestamp_begin" label="Began" data-testid="transaction-begin" />
+        <UtcDateField source="timestamp_end" label="Ended" data-testid="transaction-end" />
+        <NumberField source="duration" label="Duration (s)" data-testid="transaction-duration" />
+        <MinorUnitsField source="fee" label="Fee (minor units)" testId="transaction-fee" />
+        <WrapperField label="Tags">
+          <Tags />
+        </WrapperField>
+        <Labeled label="Rated with" fullWidth>
+          <Box component="dl" data-testid="transaction-rate" sx={{ typography: 'body2', display: 'grid', gridTemplateColumns: 'max-content 1fr', columnGap: 2, rowGap: 0.5, m: 0 }}>
+            <RateSnapshot />
+          </Box>
+        </Labeled>
+        <TextField source="id" label="ID" />
+      </SimpleShowLayout>
+    </Show>
+  );
+}
+
+/** The call's tags (plain strings) as chips. */
+function Tags(): ReactElement {
+  const record = useRecordContext<{ id: string; tags?: string[] | null }>();
+  const tags = record?.tags ?? [];
+  if (tags.length === 0) return <span>—</span>;
+  return (
+    <Stack direction="row" spacing={0.5} data-testid="transaction-tags">
+      {tags.map((tag) => (
+        <Chip key={tag} label={tag} size="small" />
+      ))}
+    </Stack>
+  );
+}
+
+const SNAPSHOT_FIELDS: Array<[key: string, label: string]> = [
+  ['pricelist_tag', 'Pricelist'],
+  ['carrier_tag', 'Carrier'],
+  ['prefix', 'Prefix'],
+  ['rate', 'Rate'],
+  ['connect_fee', 'Connect fee'],
+  ['rate_increment', 'Increment (s)'],
+  ['interval_start', 'Interval start (s)'],
+  ['description', 'Description'],
+];
+
+/** The destination_rate snapshot copied onto the record when it was rated. */
+function RateSnapshot(): ReactElement {
+  const record = useRecordContext<{ id: string; destination_rate?: Record<string, unknown> | null }>();
+  const snapshot = record?.destination_rate;
+  if (!snapshot) return <dd style={{ margin: 0 }}>Not rated</dd>;
+  return (
+    <>
+      {SNAPSHOT_FIELDS.map(([key, label]) => (
+        <Box key={key} sx={{ display: 'contents' }}>
+          <Box component="dt" sx={{ color: 'text.secondary' }}>
+            {label}
+          </Box>
+          <Box component="dd" sx={{ m: 0 }} data-testid={`transaction-rate-${key.replace(/_/g, '-')}`}>
+            {snapshot[key] === null || snapshot[key] === undefined || snapshot[key] === '' ? '—' : String(snapshot[key])}
+          </Box>
+        </Box>
+      ))}
+    </>
+  );
+}
+
+export const transactions: ConsoleResource = {
+  name: 'Transaction',
+  list: TransactionList,
+  show: TransactionShow,
+  icon: ReceiptLongIcon,
+  options: { label: 'Transactions' },
+  recordRepresentation: 'transaction_tag',
+};

@@ -1,0 +1,351 @@
+/**
+ * test:console (issue 14, part 4): the operator console in a real browser. Debian's Chromium, driven by
+ * playwright-core (no browser download), against the service as `npm start` runs it (API with the built
+ * console at /console, agent, workers, local Redis and MongoDB-wire server, fresh data):
+ *
+ *   1. a read-only token logs in and sees no create, edit or top-up buttons;
+ *   2. an operator token logs in and creates a carrier, a pricelist, a rate and an account through the forms;
+ *   3. a call placed through the agent (authorization, begin, end over /v1) shows in the transactions list,
+ *      and the account's page shows the balance less the call's fee;
+ *   4. a top-up through the account page's dialog moves the balance by exactly its amount;
+ *   5. a rate deck uploaded on the rate decks page reports its added, changed and rejected prefixes, and the
+ *      rates list shows the new prefixes;
+ *   6. the dashboard shows the call and the worker count.
+ *
+ *   npm run test:console -- [--keep] [--headed]
+ *     --keep    leave the temp dir (service log, screenshots) in place
+ *
+ * Installs `chromium` with apt-get when missing. Screenshots of every step go to test-artifacts/console/.
+ * Last line: `console lab: <n> checks passed (Chromium <version>)`. Any failure exits non-zero with the
+ * reason, a screenshot of the page and the tail of the service's log.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { sleep } from '../../src/shared/services/process-tools';
+import { ensurePackages, versionOf } from '../support/apt';
+import { postJson } from '../support/http-json';
+import { ServiceProcess } from '../support/service-process';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'console');
+const CHROMIUM = '/usr/bin/chromium';
+/** The whole run once Chromium is installed: far above a normal run. */
+const WATCHDOG_MS = 5 * 60_000;
+/** How long a page may take to show what a step waits for (the service runs on the same 2 cores). */
+const UI_TIMEOUT_MS = 20_000;
+
+const SECRETS = {
+  ops: `ops-${'o'.repeat(24)}`,
+  viewer: `viewer-${'v'.repeat(24)}`,
+  agent: `switch-${'s'.repeat(24)}`,
+};
+
+class LabFailure extends Error {}
+
+function fail(message: string): never {
+  throw new LabFailure(message);
+}
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+let checks = 0;
+function passed(what: string): void {
+  checks += 1;
+  log(`ok ${checks} - ${what}`);
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+// ============================================================================ the service
+
+let service: ServiceProcess | undefined;
+
+async function gql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const a = await postJson(`${service!.apiUrl}/graphql`, { query, variables }, { token: SECRETS.ops });
+  const body = a.json as { data?: T; errors?: unknown[] } | undefined;
+  if (a.status !== 200 || body?.errors?.length) fail(`management API request failed (${a.status}): ${a.text.slice(0, 500)}`);
+  return body!.data!;
+}
+
+async function agent(operation: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const a = await postJson(`${service!.agentUrl}/v1/${operation}`, body, { token: SECRETS.agent });
+  if (a.status !== 200) fail(`agent ${operation} answered ${a.status}: ${a.text.slice(0, 300)}`);
+  return a.json as Record<string, unknown>;
+}
+
+async function balanceOf(tag: string): Promise<bigint> {
+  const data = await gql<{ Account: { balance: string } | null }>('query ($tag: String) { Account(account_tag: $tag) { balance } }', { tag });
+  if (!data.Account) fail(`account ${tag} is missing`);
+  return BigInt(data.Account.balance);
+}
+
+/** Polls the management API until `check` holds (processing runs in the workers after end answers). */
+async function eventually<T>(what: string, read: () => Promise<T>, check: (value: T) => boolean, withinMs = 20_000): Promise<T> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > until) fail(`${what}: still ${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    await sleep(250);
+  }
+}
+
+// ============================================================================ the steps
+
+/** The call the lab places: 30 s to prefix 39 at 60 per minute, so a fee of exactly 30. */
+const CALL = { account: 'lab-customer', destination: '39061234567', seconds: 30, rate: 60, fee: 30n };
+const OPENING_BALANCE = 1000n;
+const TOP_UP = 250n;
+
+/** Minor units as the console shows them (digit groups). */
+const shown = (amount: bigint): string => amount.toLocaleString('en-US');
+
+async function newPage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(UI_TIMEOUT_MS);
+  return page;
+}
+
+async function login(page: Page, secret: string): Promise<void> {
+  await page.goto(`${service!.apiUrl}/console/`);
+  await page.getByLabel('API token').fill(secret);
+  await page.getByRole('button', { name: /sign in/i }).click();
+  await page.getByRole('heading', { name: 'Dashboard' }).or(page.getByTestId('running-calls')).first().waitFor();
+}
+
+/** Opens a menu entry of the console's sidebar. */
+async function openMenu(page: Page, label: string): Promise<void> {
+  await page.getByRole('menuitem', { name: label }).or(page.getByRole('link', { name: label, exact: true })).first().click();
+}
+
+async function save(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByText(/Element created|Element updated/).first().waitFor();
+}
+
+/** An autocomplete reference input (pricelist, carrier): type the tag, pick the option. */
+async function pick(page: Page, label: string, value: string): Promise<void> {
+  const input = page.getByLabel(label, { exact: false }).first();
+  await input.click();
+  await input.fill(value);
+  // Options read "<tag>" or "<tag> (<name>)".
+  await page.getByRole('option', { name: new RegExp(`^${value}( \\(|$)`) }).click();
+}
+
+/** A native select (the rate deck page's pricelist and carrier), by the option's value. */
+async function choose(page: Page, label: string, value: string): Promise<void> {
+  await page.getByRole('combobox', { name: label }).selectOption(value);
+}
+
+/** A react-admin array-of-text input: type a value and press Enter to add it. */
+async function addTag(page: Page, label: string, value: string): Promise<void> {
+  const input = page.getByLabel(label, { exact: false }).first();
+  await input.fill(value);
+  await input.press('Enter');
+}
+
+async function readOnlySeesNoEditing(browser: Browser): Promise<void> {
+  const page = await newPage(browser);
+  await login(page, SECRETS.viewer);
+  await openMenu(page, 'Accounts');
+  await page.getByRole('heading', { name: 'Accounts' }).or(page.getByText('No Account yet')).first().waitFor();
+  await shot(page, '01-read-only-accounts');
+  const editing = page.getByRole('link', { name: /create/i }).or(page.getByRole('button', { name: /create|top up/i }));
+  if ((await editing.count()) > 0) fail('a read-only token sees a create button on the accounts list');
+  await openMenu(page, 'Rate decks');
+  await page.getByTestId('deck-read-only').waitFor();
+  await shot(page, '02-read-only-rate-decks');
+  await page.context().close();
+  passed('a read-only token logs in and sees no create button and no deck upload');
+}
+
+async function createRatingData(page: Page, carrierPort: number): Promise<void> {
+  await openMenu(page, 'Carriers');
+  await page.getByRole('link', { name: /create/i }).first().click();
+  await page.getByLabel('Carrier tag').fill('lab-carrier');
+  await page.getByLabel('Host', { exact: false }).first().fill('127.0.0.1');
+  await page.getByLabel('Port', { exact: false }).first().fill(String(carrierPort));
+  await page.getByLabel('Protocol', { exact: false }).first().click();
+  await page.getByRole('option', { name: 'UDP' }).click();
+  await shot(page, '03-carrier-create');
+  await save(page);
+
+  await openMenu(page, 'Pricelists');
+  await page.getByRole('link', { name: /create/i }).first().click();
+  await page.getByLabel('Pricelist tag').fill('lab-retail');
+  await page.getByLabel('Name', { exact: false }).first().fill('Lab retail');
+  await page.getByLabel('Currency', { exact: false }).first().click();
+  await page.getByRole('option', { name: 'EUR' }).click();
+  await save(page);
+
+  await openMenu(page, 'Rates');
+  await page.getByRole('link', { name: /create/i }).first().click();
+  await pick(page, 'Pricelist', 'lab-retail');
+  await pick(page, 'Carrier', 'lab-carrier');
+  await page.getByLabel('Prefix', { exact: false }).first().fill('39');
+  await page.getByLabel('Rate', { exact: true }).or(page.getByLabel('Rate *')).first().fill(String(CALL.rate));
+  await shot(page, '04-rate-create');
+  await save(page);
+
+  await openMenu(page, 'Accounts');
+  await page.getByRole('link', { name: /create/i }).first().click();
+  await page.getByLabel('Account tag').fill(CALL.account);
+  await page.getByLabel('Opening balance', { exact: false }).fill(String(OPENING_BALANCE));
+  await addTag(page, 'Pricelist tags', 'lab-retail');
+  await shot(page, '05-account-create');
+  await save(page);
+
+  const rate = await gql<{ PricelistRate: { rate: number; carrier_tag: string } | null }>(
+    '{ PricelistRate(pricelist_tag: "lab-retail", carrier_tag: "lab-carrier", prefix: "39") { rate carrier_tag } }',
+  );
+  if (rate.PricelistRate?.rate !== CALL.rate) fail(`the rate created in the console reads back as ${JSON.stringify(rate.PricelistRate)}`);
+  if ((await balanceOf(CALL.account)) !== OPENING_BALANCE) fail('the account created in the console has the wrong balance');
+  passed('an operator creates a carrier, a pricelist, a rate and an account through the forms');
+}
+
+async function placeCall(): Promise<string> {
+  const tag = `lab-call-${Date.now()}`;
+  const begin = new Date(Date.now() - CALL.seconds * 1000);
+  const common = { account_tag: CALL.account, transaction_tag: tag, source: '1001', destination: CALL.destination };
+  const auth = await agent('authorization', common);
+  if (auth.ok !== true && auth.authorized !== true) fail(`authorization refused the lab call: ${JSON.stringify(auth)}`);
+  await agent('begin_transaction', { ...common, timestamp_begin: begin.toISOString() });
+  await agent('end_transaction', { account_tag: CALL.account, transaction_tag: tag, timestamp_end: new Date(begin.getTime() + CALL.seconds * 1000).toISOString() });
+  await eventually('the lab call is charged', () => balanceOf(CALL.account), (b) => b === OPENING_BALANCE - CALL.fee);
+  return tag;
+}
+
+async function callShows(page: Page, tag: string): Promise<void> {
+  await openMenu(page, 'Transactions');
+  await page.getByText(tag).first().waitFor();
+  await shot(page, '06-transactions');
+  await openMenu(page, 'Accounts');
+  await page.getByText(CALL.account, { exact: true }).first().click();
+  await page.getByTestId('account-balance').filter({ hasText: shown(OPENING_BALANCE - CALL.fee) }).waitFor();
+  await shot(page, '07-account-after-call');
+  passed(`the call shows in transactions, and the account page shows the balance less its fee (${CALL.fee})`);
+}
+
+async function topUp(page: Page): Promise<void> {
+  await page.getByRole('button', { name: /top up/i }).click();
+  await page.getByLabel('Amount', { exact: false }).fill(String(TOP_UP));
+  await page.getByLabel('Reason', { exact: false }).fill('console lab top-up');
+  await page.getByRole('button', { name: 'Apply adjustment' }).click();
+  const expected = OPENING_BALANCE - CALL.fee + TOP_UP;
+  await page.getByTestId('account-balance').filter({ hasText: shown(expected) }).waitFor();
+  await shot(page, '08-account-after-top-up');
+  const balance = await balanceOf(CALL.account);
+  if (balance !== expected) fail(`after the top-up the balance is ${balance}, expected ${expected}`);
+  passed(`a top-up of ${TOP_UP} through the account page moves the balance by exactly that`);
+}
+
+async function rateDeck(page: Page, dir: string): Promise<void> {
+  const deck = path.join(dir, 'deck.csv');
+  // 39 changes price, 44 and 4420 are new, "x1" is rejected.
+  writeFileSync(deck, 'prefix,rate,connect_fee,description\n39,48,0,Italy\n44,30,5,UK\n4420,25,5,London\nx1,10,0,bad\n');
+  await openMenu(page, 'Rate decks');
+  await choose(page, 'Pricelist', 'lab-retail');
+  await choose(page, 'Carrier', 'lab-carrier');
+  await page.getByTestId('deck-file').locator('input[type=file]').or(page.locator('input[type=file]')).first().setInputFiles(deck);
+  await page.getByRole('button', { name: 'Import deck' }).click();
+  await page.getByTestId('deck-result').waitFor();
+  const counts: Record<string, string> = {};
+  for (const name of ['added', 'changed', 'unchanged', 'removed', 'rejected']) counts[name] = (await page.getByTestId(`deck-${name}`).innerText()).trim();
+  await shot(page, '09-rate-deck');
+  const expected = { added: '2', changed: '1', unchanged: '0', removed: '0', rejected: '1' };
+  if (JSON.stringify(counts) !== JSON.stringify(expected)) fail(`the rate deck reported ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}`);
+  await openMenu(page, 'Rates');
+  await page.getByTestId('rate-prefix').filter({ hasText: '4420' }).waitFor();
+  await shot(page, '10-rates-after-deck');
+  passed('a rate deck uploaded in the console reports 2 added, 1 changed, 1 rejected, and the rates list shows the new prefixes');
+}
+
+async function dashboard(page: Page): Promise<void> {
+  await openMenu(page, 'Dashboard');
+  const workers = page.getByTestId('workers');
+  await workers.waitFor();
+  await eventually('the dashboard counts the worker processes', async () => (await workers.innerText()).trim(), (w) => /^[1-9]\d*$/.test(w), UI_TIMEOUT_MS);
+  await shot(page, '11-dashboard');
+  // The charts draw what the dashboard query answers: that answer counts the call and its fee.
+  const { dashboard: figures } = await gql<{ dashboard: { calls_per_minute: Array<{ calls: number }>; revenue_per_hour: Array<{ revenue: string }> } }>(
+    '{ dashboard { calls_per_minute { calls } revenue_per_hour { revenue } } }',
+  );
+  const calls = figures.calls_per_minute.reduce((n, b) => n + b.calls, 0);
+  const revenue = figures.revenue_per_hour.reduce((n, b) => n + BigInt(b.revenue), 0n);
+  if (calls !== 1 || revenue !== CALL.fee) fail(`the dashboard counts ${calls} calls and ${revenue} revenue, expected 1 and ${CALL.fee}`);
+  passed(`the dashboard shows the worker count, and its figures count the call and its revenue (${CALL.fee})`);
+}
+
+async function run(browser: Browser, dir: string): Promise<void> {
+  await readOnlySeesNoEditing(browser);
+  const page = await newPage(browser);
+  await login(page, SECRETS.ops);
+  await createRatingData(page, 5090);
+  const tag = await placeCall();
+  await callShows(page, tag);
+  await topUp(page);
+  await rateDeck(page, dir);
+  await dashboard(page);
+}
+
+// ============================================================================ main
+
+async function main(): Promise<number> {
+  const keep = process.argv.includes('--keep');
+  const headed = process.argv.includes('--headed');
+  ensurePackages(['chromium'], ['chromium'], log);
+  const chromiumVersion = versionOf(CHROMIUM, ['--version'], /Chromium (\d+(?:\.\d+)*)/);
+  rmSync(ARTIFACTS, { recursive: true, force: true });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'console-lab-'));
+  let browser: Browser | undefined;
+  let page: Page | undefined;
+  const watchdog = setTimeout(() => {
+    process.stderr.write(`console lab: no result within ${WATCHDOG_MS / 1000} s; stopping\n`);
+    void service?.stop().finally(() => process.exit(3));
+  }, WATCHDOG_MS);
+  try {
+    service = new ServiceProcess();
+    await service.start({
+      dir,
+      logName: 'service',
+      env: { RATING_TOKENS: `ops:read+write:${SECRETS.ops},viewer:read:${SECRETS.viewer},switch:agent:${SECRETS.agent}` },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: !headed, args: ['--no-sandbox'] });
+    await run(browser, dir);
+    log(`console lab: ${checks} checks passed (Chromium ${chromiumVersion})`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`console lab failed: ${(err as Error).message}\n`);
+    const pages = browser?.contexts().flatMap((c) => c.pages()) ?? [];
+    page = pages[pages.length - 1];
+    if (page) await shot(page, 'failure').catch(() => undefined);
+    try {
+      process.stderr.write(`--- service log (tail)\n${readFileSync(path.join(dir, 'service.log'), 'utf8').split('\n').slice(-30).join('\n')}\n`);
+    } catch {
+      // no log yet
+    }
+    return 1;
+  } finally {
+    clearTimeout(watchdog);
+    await browser?.close().catch(() => undefined);
+    await service?.stop();
+    if (keep) log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(2);
+  },
+);
