@@ -1,5 +1,5 @@
 import type { AuthorizationJob, AuthorizationResult, OperationResult } from '../shared/queues/payloads';
-import type { JsonSchema } from './fields';
+import type { JsonSchema } from '../shared/validation/fields';
 import type { RecordItemResult } from './record-batch';
 
 /**

@@ -4,11 +4,11 @@ import type { AuthorizationResult, OperationResult, TransactionJob } from '../sh
 import { decideAbandonedWithin } from '../shared/outcomes';
 import { ReplyTimeout, request, type ReplyInbox } from '../shared/queues/replies';
 import { authorizationAnswer, operationAnswer, type AuthorizationAnswer, type OperationAnswer } from './answers';
-import type { Input } from './fields';
-import { validate, type OperationName } from './validation';
+import type { Input } from '../shared/validation/fields';
+import { validate, type OperationName } from '../shared/validation/operations';
 
-export type { Input } from './fields';
-export { validate, type OperationName } from './validation';
+export type { Input } from '../shared/validation/fields';
+export { validate, type OperationName } from '../shared/validation/operations';
 
 /**
  * How long the agent tries to record an abandonment before answering UNAVAILABLE without it. Long

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../../shared/errors';
 import type { AgentOperations, Input, OperationName } from '../operations';
-import type { OperationKey } from '../validation';
+import type { OperationKey } from '../../shared/validation/operations';
 
 /** Each operation's path; the OpenAPI document (rest/openapi.ts) reads the same table. */
 export const restPaths: Record<OperationKey, string> = {

@@ -2,10 +2,10 @@ import type { ImportLine } from '../queues/payloads';
 // The agent's field tables and validate.record are pure functions (no agent runtime). They stay in
 // src/agent for now; moving validation.ts, fields.ts and timestamp.ts to src/shared/validation would
 // remove this one dependency of shared code on a front end.
-import type { Input } from '../../agent/fields';
-import { validate } from '../../agent/validation';
+import type { Input } from '../validation/fields';
+import { validate } from '../validation/operations';
 
-export type { Input } from '../../agent/fields';
+export type { Input } from '../validation/fields';
 
 /**
  * Validates one call exactly as recordTransaction does (validate.record) and turns it into a batch

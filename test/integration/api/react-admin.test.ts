@@ -36,9 +36,9 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
     return data;
   }
 
-  it('introspects the five resources', async () => {
+  it('introspects the six resources (Import: the uploads of the console, read-only)', async () => {
     const introspection = await (dp as DataProvider & { getIntrospection(): Promise<{ resources: Array<{ type: { name: string } }> }> }).getIntrospection();
-    expect(introspection.resources.map((r) => r.type.name).sort()).toEqual(['Account', 'Carrier', 'Pricelist', 'PricelistRate', 'Transaction']);
+    expect(introspection.resources.map((r) => r.type.name).sort()).toEqual(['Account', 'Carrier', 'Import', 'Pricelist', 'PricelistRate', 'Transaction']);
   });
 
   it('create', async () => {

@@ -1,13 +1,13 @@
-import { badInput } from '../shared/errors';
-import { uriUserPart } from '../shared/numbers/uri';
-import { address, number, tag, tagList, TextLimits, type Parse } from '../shared/validation/text';
+import { badInput } from '../errors';
+import { uriUserPart } from '../numbers/uri';
+import { address, number, tag, tagList, TextLimits, type Parse } from './text';
 import { EPOCH_MAX_SECONDS, EPOCH_MIN_SECONDS, MAX_TIMESTAMP_LENGTH, timestamp } from './timestamp';
 
 /**
  * The kinds of field the agent's operations take, each with its one rule (src/shared/validation, the
  * same as the API's) and how the rule is described to clients: a JSON schema for the OpenAPI document
  * and a GraphQL argument type. Validation, the GraphQL arguments and the OpenAPI document all read
- * the operations' field tables (src/agent/validation.ts), so they cannot drift apart.
+ * the operations' field tables (./operations.ts), so they cannot drift apart.
  */
 
 export type Input = Record<string, unknown>;

@@ -1,9 +1,10 @@
-import type { AuthorizationJob, BeginJob, EndJob, RecordJob, RollbackJob } from '../shared/queues/payloads';
+import type { AuthorizationJob, BeginJob, EndJob, RecordJob, RollbackJob } from '../queues/payloads';
 import { readFields, type FieldTable, type Input } from './fields';
 
 /**
- * What each agent operation takes, as data: validation (below), the GraphQL arguments
- * (graphql/transactions.ts) and the OpenAPI document (rest/openapi.ts) are all read from these tables.
+ * What each agent operation takes, as data: validation (below), the agent's GraphQL arguments
+ * (src/agent/graphql/transactions.ts) and OpenAPI document (src/agent/rest/openapi.ts), and the lines of
+ * file imports (src/shared/imports) are all read from these tables, so every surface applies one rule.
  * Descriptions are the clients' documentation of the field.
  */
 

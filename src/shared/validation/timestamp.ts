@@ -1,6 +1,6 @@
-import { badInput } from '../shared/errors';
-import { parseDateTime } from '../shared/validation/datetime';
-import type { Parse } from '../shared/validation/text';
+import { badInput } from '../errors';
+import { parseDateTime } from './datetime';
+import type { Parse } from './text';
 
 /**
  * The agent's timestamps: the spec's datetime (`2026-01-31T12:00:00`, optional fraction and `Z`), or
