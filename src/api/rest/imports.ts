@@ -5,14 +5,14 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { QueueEvents } from 'bullmq';
-import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../shared/context';
-import { badInput, ErrorCodes, ServiceError } from '../../shared/errors';
-import { sendError } from '../../shared/http/error-reply';
+import { badInput, ErrorCodes } from '../../shared/errors';
 import { claimUpload, ContentId, HeaderError, readRecords, UploadRun, type Format } from '../../shared/imports';
 import { QueueNames } from '../../shared/queues/names';
 import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
 import { text } from '../../shared/validation/text';
+import { oneQueryValue, refusedWithoutWrite, refuseUnknownParameters, registerUploadScope, uploadBody } from './uploads';
 
 /** Largest CDR file accepted over HTTP. */
 export const IMPORT_BODY_LIMIT = 1024 * 1024 * 1024;
@@ -31,33 +31,8 @@ export interface ImportAnswer {
   import_id: string;
 }
 
-class BodyTooLarge extends Error {
-  readonly statusCode = 413;
-}
-
-/** Counts the bytes of the body and fails the stream past the limit. */
-function limited(limit: number): Transform {
-  let bytes = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      bytes += chunk.length;
-      if (bytes > limit) done(new BodyTooLarge(`the file is larger than ${limit} bytes`));
-      else done(null, chunk);
-    },
-  });
-}
-
-function oneQueryValue(query: Record<string, unknown>, name: string): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw badInput(name, 'must be given once');
-  return value;
-}
-
 function readQuery(query: Record<string, unknown>, contentType: string | undefined): { format: Format; name: string | null } {
-  const known = new Set(['format', 'name']);
-  const unknown = Object.keys(query).find((k) => !known.has(k));
-  if (unknown !== undefined) throw badInput(unknown, 'unknown parameter (known: format, name)');
+  refuseUnknownParameters(query, ['format', 'name']);
   const format = oneQueryValue(query, 'format');
   if (format !== undefined && format !== 'csv' && format !== 'jsonl') throw badInput('format', 'must be csv or jsonl');
   const name = oneQueryValue(query, 'name');
@@ -82,7 +57,7 @@ async function spool(body: Readable, dir: string, format: Format): Promise<{ dir
     },
   });
   try {
-    await pipeline(body, limited(IMPORT_BODY_LIMIT), hashing, createWriteStream(file));
+    await pipeline(body, hashing, createWriteStream(file));
   } catch (err) {
     await rm(spoolDir, { recursive: true, force: true });
     throw err;
@@ -138,32 +113,18 @@ export const importsRoutes: FastifyPluginAsync<ImportsOptions> = async (app, { c
     if (events) await (await events.catch(() => null))?.close().catch(() => undefined);
   });
 
-  // The body stays a stream: it is spooled chunk by chunk (the limit is enforced by `limited`).
-  app.addContentTypeParser(Object.keys(CONTENT_TYPES), { bodyLimit: IMPORT_BODY_LIMIT }, (_request, payload, done) => done(null, payload));
-
-  app.setErrorHandler((err: FastifyError | Error, request, reply: FastifyReply) => {
-    if (err instanceof HeaderError) return sendError(reply, 400, ErrorCodes.BAD_USER_INPUT, err.message);
-    if (err instanceof ServiceError) return sendError(reply, 400, err.code, err.message, err.details);
-    if (err instanceof BodyTooLarge) return sendError(reply, 413, ErrorCodes.BAD_USER_INPUT, err.message);
-    const status = (err as { statusCode?: number }).statusCode;
-    if (status !== undefined && status >= 400 && status < 500) return sendError(reply, status, ErrorCodes.BAD_USER_INPUT, err.message);
-    request.log.error({ err }, 'import upload failed');
-    return sendError(reply, 500, ErrorCodes.INTERNAL_ERROR, 'internal error: nothing is charged twice; uploading the file again registers or resumes the import');
+  registerUploadScope(app, {
+    contentTypes: Object.keys(CONTENT_TYPES),
+    bodyLimit: IMPORT_BODY_LIMIT,
+    badInput: (err) => (err instanceof HeaderError ? { code: ErrorCodes.BAD_USER_INPUT, message: err.message } : null),
+    failure: { log: 'import upload failed', answer: 'internal error: nothing is charged twice; uploading the file again registers or resumes the import' },
   });
 
   app.post('/v1/imports', { bodyLimit: IMPORT_BODY_LIMIT }, async (request, reply) => {
-    // The lead's access policy decides who reaches the route; recording calls needs `write` whatever it says.
-    const principal = (request as { principal?: { scopes: ReadonlySet<string> } | null }).principal;
-    if (principal && !principal.scopes.has('write')) {
-      return sendError(reply, 403, ErrorCodes.FORBIDDEN, 'This request needs the "write" scope', { requiredScopes: ['write'] });
-    }
+    if (refusedWithoutWrite(request, reply)) return reply;
     const params = readQuery(request.query as Record<string, unknown>, request.headers['content-type']);
-    const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared) && declared > IMPORT_BODY_LIMIT) throw new BodyTooLarge(`the file is larger than ${IMPORT_BODY_LIMIT} bytes`);
-    if (!(request.body instanceof Readable) && request.body !== undefined && request.body !== null) {
-      return sendError(reply, 415, ErrorCodes.BAD_USER_INPUT, 'the file must be sent as a text/csv or application/x-ndjson body');
-    }
-    const body = request.body instanceof Readable ? request.body : Readable.from([]);
+    const body = uploadBody(request, reply, IMPORT_BODY_LIMIT, 'file', 'text/csv or application/x-ndjson');
+    if (!body) return reply;
     const spooled = await spool(body, spoolDir ?? os.tmpdir(), params.format);
     const discard = () => rm(spooled.dir, { recursive: true, force: true }).catch(() => undefined);
     let run: UploadRun;
