@@ -14,6 +14,7 @@ import { applyDeck, DeckError, parseEffective, summaryLine, type DeckProgress } 
 import { announceRatingDataChange } from '../shared/rating-data/cache';
 import { tag } from '../shared/validation/text';
 import { Progress } from './import/progress';
+import { serviceServers } from './servers';
 
 export const USAGE = `usage: rating rates import DECK.csv|- --pricelist TAG --carrier TAG [options]
   --effective T      when the deck takes effect, ISO 8601 (2026-07-01T00:00:00Z; no zone = UTC); default now
@@ -85,14 +86,12 @@ export function parseRatesImport(argv: string[], now: Date = new Date()): RatesI
 async function ratesImport(argv: string[]): Promise<number> {
   const options = parseRatesImport(argv);
   const config = loadConfig();
-  if (!config.mongoUrl || (!config.redisUrl && !config.redisClusterNodes)) {
-    console.error('MONGO_URL and REDIS_URL (or REDIS_CLUSTER_NODES) must be set: the import talks to the same servers as the service');
-    return 2;
-  }
+  const servers = serviceServers(config);
+  if (!servers) return 2;
   const stdin = options.file === '-';
   const totalBytes = stdin ? null : statSync(options.file).size;
   const logger = pino({ name: 'rates-import', level: config.logLevel }, pino.destination(2));
-  const ctx = await createContext(config, { mongoUrl: config.mongoUrl, redisUrl: config.redisUrl }, logger);
+  const ctx = await createContext(config, servers, logger);
   let bytes = 0;
   let announceFailed: Error | null = null;
   let counts: DeckProgress = { phase: 'deck', lines: 0, added: 0, changed: 0, unchanged: 0, removed: 0, rejected: 0 };

@@ -16,6 +16,7 @@ import { BatchSubmitter, ContentId, feedRecords, formatOf, HeaderError, Totals, 
 import { Progress } from './progress';
 import { RejectWriter } from './rejects';
 import { formatSummary } from './summary';
+import { serviceServers } from '../servers';
 
 export const USAGE = `usage: rating import FILE|- [options]
   --format csv|jsonl     input format (default: by extension, .jsonl/.ndjson = JSON lines, else CSV)
@@ -89,10 +90,8 @@ async function contentId(path: string, format: Format): Promise<string> {
 export async function runImport(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
   const config = loadConfig();
-  if (!config.mongoUrl || (!config.redisUrl && !config.redisClusterNodes)) {
-    console.error('MONGO_URL and REDIS_URL (or REDIS_CLUSTER_NODES) must be set: the import talks to the same servers as the service');
-    return 2;
-  }
+  const servers = serviceServers(config);
+  if (!servers) return 2;
   const stdin = options.file === '-';
   const totalBytes = stdin ? null : statSync(options.file).size;
   let importId = options.importId;
@@ -104,7 +103,7 @@ export async function runImport(argv: string[]): Promise<number> {
   const rejects = new RejectWriter(options.rejects ?? (stdin ? `import-${importId}.rejects.csv` : `${options.file}.rejects.csv`));
 
   const logger = pino({ name: 'import', level: config.logLevel }, pino.destination(2));
-  const ctx = await createContext(config, { mongoUrl: config.mongoUrl, redisUrl: config.redisUrl }, logger);
+  const ctx = await createContext(config, servers, logger);
   const events = createQueueEvents(ctx.newRedis(), bullmqPrefix(config), QueueNames.imports);
   events.on('error', (err) => logger.debug({ err }, 'imports queue events'));
   const started = Date.now();

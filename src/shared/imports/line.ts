@@ -1,23 +1,16 @@
 import { validateRecordLine, type Input } from './validate-record';
 import { ServiceError } from '../errors';
 import type { ImportLine } from '../queues/payloads';
+import { csvHeaderProblems } from '../validation/csv-header';
 
 export const REQUIRED_COLUMNS = ['transaction_tag', 'account_tag', 'source', 'destination', 'timestamp_begin', 'timestamp_end'] as const;
 export const OPTIONAL_COLUMNS = ['timestamp_auth', 'source_ip', 'carrier_ip', 'tags', 'destination_account_tag'] as const;
 const KNOWN = new Set<string>([...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS]);
 const TEXT_FIELDS = new Set<string>([...KNOWN].filter((c) => c !== 'tags'));
 
-/** A CSV header's problems (missing required columns, unknown or repeated ones); empty when usable. */
+/** The header's problems against this kind's columns; empty when usable. */
 export function headerProblems(columns: readonly string[]): string[] {
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  for (const c of columns) {
-    if (!KNOWN.has(c)) problems.push(`unknown column "${c}" (known: ${[...KNOWN].join(', ')})`);
-    if (seen.has(c)) problems.push(`column "${c}" appears twice`);
-    seen.add(c);
-  }
-  for (const c of REQUIRED_COLUMNS) if (!seen.has(c)) problems.push(`missing required column "${c}"`);
-  return problems;
+  return csvHeaderProblems(columns, REQUIRED_COLUMNS, OPTIONAL_COLUMNS);
 }
 
 /** `a;b|c` -> ['a', 'b', 'c']; an empty cell is no tags. */

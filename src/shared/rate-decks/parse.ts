@@ -5,6 +5,7 @@ import { stripNumber } from '../numbers/uri';
 import { parseDateTime } from '../validation/datetime';
 import { prefix as prefixRule, text, TextLimits } from '../validation/text';
 import type { DeckRate } from './plan';
+import { csvHeaderProblems } from '../validation/csv-header';
 
 /**
  * Reading a rate deck: a CSV file with a header row naming its columns. `prefix` and `rate` are
@@ -14,7 +15,6 @@ import type { DeckRate } from './plan';
 
 export const REQUIRED_COLUMNS = ['prefix', 'rate'] as const;
 export const OPTIONAL_COLUMNS = ['connect_fee', 'rate_increment', 'interval_start', 'description'] as const;
-const KNOWN = new Set<string>([...REQUIRED_COLUMNS, ...OPTIONAL_COLUMNS]);
 
 /** The whole deck is unusable (its header), or the run was refused before writing anything. */
 export class DeckError extends Error {
@@ -30,17 +30,9 @@ export class DeckError extends Error {
   }
 }
 
-/** A header's problems (missing required columns, unknown or repeated ones); empty when usable. */
+/** The header's problems against this kind's columns; empty when usable. */
 export function headerProblems(columns: readonly string[]): string[] {
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  for (const c of columns) {
-    if (!KNOWN.has(c)) problems.push(`unknown column "${c}" (known: ${[...KNOWN].join(', ')})`);
-    if (seen.has(c)) problems.push(`column "${c}" appears twice`);
-    seen.add(c);
-  }
-  for (const c of REQUIRED_COLUMNS) if (!seen.has(c)) problems.push(`missing required column "${c}"`);
-  return problems;
+  return csvHeaderProblems(columns, REQUIRED_COLUMNS, OPTIONAL_COLUMNS);
 }
 
 /** A prefix cell as rating keys prefixes (stripNumber: no visual separators, no leading "+"), or why not. */
