@@ -57,6 +57,7 @@ interface ImportRecord {
   lines: number;
   done: number;
   accepted: number;
+  recorded: number;
   rejected: number;
   error?: string | null;
   rejects?: Array<{ line: number; reason: string; account_tag?: string | null }>;
@@ -135,7 +136,7 @@ function ImportList(): ReactElement {
       sort={{ field: 'created_at', order: 'DESC' }}
       perPage={25}
       // The list does not need each import's rejected lines.
-      queryOptions={{ meta: { sparseFields: ['id', 'name', 'state', 'lines', 'done', 'accepted', 'rejected', 'created_at', 'started_at', 'finished_at', 'error'] } }}
+      queryOptions={{ meta: { sparseFields: ['id', 'name', 'state', 'lines', 'done', 'accepted', 'recorded', 'rejected', 'created_at', 'started_at', 'finished_at', 'error'] } }}
       aside={<CliHelp />}
     >
       <PollWhileRunning />
@@ -149,7 +150,7 @@ function ImportList(): ReactElement {
         <DataTable.Col source="done" label="Progress">
           <Progress />
         </DataTable.Col>
-        <DataTable.NumberCol source="accepted" label="Accepted" />
+        <DataTable.NumberCol source="recorded" label="Recorded" />
         <DataTable.NumberCol source="rejected" label="Rejected" />
         <DataTable.Col source="started_at" label="Started">
           <UtcDateField source="started_at" />
@@ -237,7 +238,8 @@ function ImportShow(): ReactElement {
           <Progress />
         </Labeled>
         <NumberField source="lines" label="Lines read" data-testid="import-lines" />
-        <NumberField source="accepted" label="Accepted" data-testid="import-accepted" />
+        <NumberField source="accepted" label="Valid lines" data-testid="import-accepted" />
+        <NumberField source="recorded" label="Recorded" data-testid="import-recorded" />
         <NumberField source="rejected" label="Rejected" data-testid="import-rejected" />
         <TextField source="error" label="Error" data-testid="import-error" emptyText="—" />
         <UtcDateField source="created_at" label="First uploaded" />

@@ -33,6 +33,8 @@ export interface UploadDoc extends ImportDoc {
   /** Lines whose outcome is known (rejected, rated or duplicate). */
   done?: number;
   accepted?: number;
+  /** Lines recorded: rated now or by an earlier run (recorded + rejected = done). */
+  recorded?: number;
   rejected?: number;
   started_at?: Date;
   finished_at?: Date | null;
@@ -107,6 +109,7 @@ export async function claimUpload(db: Db, upload: { importId: string; name: stri
         lines: 0,
         done: 0,
         accepted: 0,
+        recorded: 0,
         rejected: 0,
       },
     },
@@ -242,7 +245,7 @@ export class UploadRun {
     const t = this.totals;
     const updated = await uploadsOf(db).updateOne(
       { _id: this.importId, runner: claim.runner, state: 'running' },
-      { $set: { lines: t.lines, done: t.done, accepted: t.accepted, rejected: t.rejected, heartbeat_at: new Date(), ...last } },
+      { $set: { lines: t.lines, done: t.done, accepted: t.accepted, recorded: t.rated + t.duplicates, rejected: t.rejected, heartbeat_at: new Date(), ...last } },
     );
     if (updated.matchedCount === 0) {
       this.lost = true;

@@ -30,7 +30,7 @@ describe('CDR upload: POST /v1/imports', () => {
     if (answer.body.errors) throw new Error(JSON.stringify(answer.body.errors));
     return answer.body.data as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
-  const IMPORT_FIELDS = 'id name state lines done accepted rejected created_at started_at finished_at error rejects { line reason account_tag }';
+  const IMPORT_FIELDS = 'id name state lines done accepted recorded rejected created_at started_at finished_at error rejects { line reason account_tag }';
   const finished = (id: string, after = 0) =>
     waitFor(async () => {
       const { Import } = await ok(`query($id: ID!) { Import(id: $id) { ${IMPORT_FIELDS} } }`, { id });
@@ -71,7 +71,7 @@ describe('CDR upload: POST /v1/imports', () => {
     expect(importId).toBe(new ContentId('csv').update(Buffer.from(csv)).id());
 
     const done = await finished(importId);
-    expect(done).toMatchObject({ id: importId, name: 'cdrs-2026-01.csv', state: 'done', lines: 15, done: 15, accepted: 14, rejected: 3, error: null });
+    expect(done).toMatchObject({ id: importId, name: 'cdrs-2026-01.csv', state: 'done', lines: 15, done: 15, accepted: 14, recorded: 12, rejected: 3, error: null });
     expect(done.created_at).toEqual(expect.any(String));
     expect(done.rejects).toEqual([
       { line: 14, reason: expect.stringMatching(/^BAD_USER_INPUT: timestamp_begin: must be a datetime/), account_tag: null },
@@ -110,7 +110,7 @@ describe('CDR upload: POST /v1/imports', () => {
     const again = await upload('format=csv&name=again.csv', csv);
     expect(again).toEqual({ status: 202, body: { import_id: importId } });
     const done = await finished(importId, started);
-    expect(done).toMatchObject({ name: 'again.csv', state: 'done', lines: 15, done: 15, accepted: 14, rejected: 3 });
+    expect(done).toMatchObject({ name: 'again.csv', state: 'done', lines: 15, done: 15, accepted: 14, recorded: 12, rejected: 3 });
     expect(done.rejects).toHaveLength(3);
     expect(await balances(ctx)).toEqual(before);
     expect(await ctx.mongo.collections.transactions.countDocuments({ transaction_tag: /^u/ })).toBe(12);
@@ -131,7 +131,7 @@ describe('CDR upload: POST /v1/imports', () => {
     await imports.updateOne({ _id: importId }, { $set: { heartbeat_at: new Date(Date.now() - STALE_MS - 1000) } });
     const started = Date.now();
     expect(await upload('format=csv&name=resumed.csv', csv)).toEqual({ status: 202, body: { import_id: importId } });
-    expect(await finished(importId, started)).toMatchObject({ name: 'resumed.csv', state: 'done', lines: 15, accepted: 14, rejected: 3 });
+    expect(await finished(importId, started)).toMatchObject({ name: 'resumed.csv', state: 'done', lines: 15, accepted: 14, recorded: 12, rejected: 3 });
     expect((await imports.findOne({ _id: importId }))?.runner).not.toBe('other-process');
     expect(await balances(ctx)).toEqual(before);
   });

@@ -6,7 +6,7 @@ import { requiredArg, type Args } from '../common/input';
 import { readListWindow, sortableFields, type ListArgs } from '../common/listing';
 import { intBetween, lookup } from '../common/validate';
 
-export const importSortable = sortableFields(['name', 'state', 'lines', 'done', 'accepted', 'rejected', 'created_at', 'started_at', 'finished_at']);
+export const importSortable = sortableFields(['name', 'state', 'lines', 'done', 'accepted', 'recorded', 'rejected', 'created_at', 'started_at', 'finished_at']);
 
 /** One store per process context (it holds nothing but the context's database and read limits). */
 const stores = new WeakMap<AppContext, ImportStore>();
@@ -36,6 +36,7 @@ export const importResolvers: ApiResolvers = {
     lines: (doc: UploadDoc) => doc.lines ?? 0,
     done: (doc: UploadDoc) => doc.done ?? 0,
     accepted: (doc: UploadDoc) => doc.accepted ?? 0,
+    recorded: (doc: UploadDoc) => doc.recorded ?? 0,
     rejected: (doc: UploadDoc) => doc.rejected ?? 0,
     created_at: (doc: UploadDoc) => doc.created_at ?? null,
     started_at: (doc: UploadDoc) => doc.started_at ?? null,

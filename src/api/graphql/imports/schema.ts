@@ -15,6 +15,8 @@ export const importTypeDefs = /* GraphQL */ `
     done: Int!
     "Lines that passed validation and were sent to the workers."
     accepted: Int!
+    "Lines recorded: rated by this run or already recorded by an earlier one (recorded + rejected = done)."
+    recorded: Int!
     "Lines that failed validation or that a worker refused."
     rejected: Int!
     created_at: DateTime
