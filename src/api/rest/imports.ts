@@ -117,7 +117,11 @@ export const importsRoutes: FastifyPluginAsync<ImportsOptions> = async (app, { c
     contentTypes: Object.keys(CONTENT_TYPES),
     bodyLimit: IMPORT_BODY_LIMIT,
     badInput: (err) => (err instanceof HeaderError ? { code: ErrorCodes.BAD_USER_INPUT, message: err.message } : null),
-    failure: { log: 'import upload failed', answer: 'internal error: nothing is charged twice; uploading the file again registers or resumes the import' },
+    failure: {
+      log: 'import upload failed',
+      answer: 'internal error: nothing is charged twice; uploading the file again registers or resumes the import',
+      unavailable: 'a store is unreachable: the import may not be registered or may have stopped; upload the file again once the service is ready (GET /ready) to register or resume it; nothing is charged twice',
+    },
   });
 
   app.post('/v1/imports', { bodyLimit: IMPORT_BODY_LIMIT }, async (request, reply) => {

@@ -56,7 +56,11 @@ export const rateDecksRoutes: FastifyPluginAsync<RateDecksOptions> = async (app,
     contentTypes: ['text/csv'],
     bodyLimit: RATE_DECK_BODY_LIMIT,
     badInput: (err) => (err instanceof DeckError ? { code: err.code, message: err.message, details: { field: err.field } } : null),
-    failure: { log: 'rate deck failed', answer: 'internal error: the deck may be partly applied; sending it again finishes it' },
+    failure: {
+      log: 'rate deck failed',
+      answer: 'internal error: the deck may be partly applied; sending it again finishes it',
+      unavailable: 'the rate store is unreachable: the deck may be partly applied; send it again once the service is ready (GET /ready) to finish it',
+    },
   });
 
   app.post('/v1/rate-decks', { bodyLimit: RATE_DECK_BODY_LIMIT }, async (request, reply) => {

@@ -2,6 +2,7 @@ import { Readable, Transform } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { badInput, type ErrorCode, ErrorCodes, ServiceError } from '../../shared/errors';
 import { sendError } from '../../shared/http/error-reply';
+import { isStoreUnreachable } from '../../shared/store-errors';
 
 /**
  * What the API's file uploads (rate decks, CDR files) share: the body stays a stream of bounded size,
@@ -46,8 +47,8 @@ export interface UploadScope {
   bodyLimit: number;
   /** The upload's own parse errors, answered 400 (beside ServiceError); null for any other error. */
   badInput?: (err: Error) => { code: ErrorCode; message: string; details?: Record<string, unknown> } | null;
-  /** Logged, and said to the client, when something unexpected fails. */
-  failure: { log: string; answer: string };
+  /** Logged, and said to the client, when something unexpected fails (`answer`) or a store is unreachable (`unavailable`). */
+  failure: { log: string; answer: string; unavailable: string };
 }
 
 /** Registers the streaming body parser and the error handler of an upload plugin's scope. */
@@ -60,6 +61,11 @@ export function registerUploadScope(app: FastifyInstance, scope: UploadScope): v
     if (err instanceof BodyTooLarge) return sendError(reply, 413, ErrorCodes.BAD_USER_INPUT, err.message);
     const status = (err as { statusCode?: number }).statusCode;
     if (status !== undefined && status >= 400 && status < 500) return sendError(reply, status, ErrorCodes.BAD_USER_INPUT, err.message);
+    if (isStoreUnreachable(err)) {
+      request.log.warn({ err }, `${scope.failure.log}: a store is unreachable`);
+      void reply.header('retry-after', '5');
+      return sendError(reply, 503, ErrorCodes.INTERNAL_ERROR, scope.failure.unavailable);
+    }
     request.log.error({ err }, scope.failure.log);
     return sendError(reply, 500, ErrorCodes.INTERNAL_ERROR, scope.failure.answer);
   });

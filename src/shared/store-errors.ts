@@ -1,0 +1,13 @@
+import { MongoNetworkError, MongoNotConnectedError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
+
+/**
+ * Whether an error means a store (MongoDB, Redis) could not be reached, as opposed to a bug: HTTP
+ * surfaces answer it with 503 and a clear "try again", never a 500. MongoNetworkTimeoutError is a
+ * MongoNetworkError; ioredis gives up with MaxRetriesPerRequestError or "Connection is closed.".
+ */
+export function isStoreUnreachable(err: unknown): boolean {
+  if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError) return true;
+  if (err instanceof MongoNotConnectedError || err instanceof MongoTopologyClosedError) return true;
+  const e = err as { name?: unknown; message?: unknown } | null;
+  return e?.name === 'MaxRetriesPerRequestError' || e?.message === 'Connection is closed.';
+}
