@@ -8,13 +8,14 @@ import { createReadStream, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { ConfigError, loadConfig } from '../shared/config';
+import { loadConfig } from '../shared/config';
 import { createContext } from '../shared/context';
 import { applyDeck, DeckError, parseEffective, summaryLine, type DeckProgress } from '../shared/rate-decks';
 import { announceRatingDataChange } from '../shared/rating-data/cache';
 import { tag } from '../shared/validation/text';
 import { Progress } from './import/progress';
 import { serviceServers } from './servers';
+import { reportFailure as reportCliFailure, UsageError } from './failure';
 
 export const USAGE = `usage: rating rates import DECK.csv|- --pricelist TAG --carrier TAG [options]
   --effective T      when the deck takes effect, ISO 8601 (2026-07-01T00:00:00Z; no zone = UTC); default now
@@ -28,7 +29,6 @@ stop at the effective time (removed). Running the same deck again with the same 
 Needs MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and MONGO_DB, QUEUE_PREFIX) as the service uses.
 Exit status: 0 every line applied, 1 some lines rejected, 2 the import failed (nothing or part written: run it again).`;
 
-export class UsageError extends Error {}
 
 export interface RatesImportOptions {
   file: string;
@@ -170,14 +170,5 @@ export async function runRates(argv: string[]): Promise<number> {
 }
 
 export function reportFailure(err: unknown): number {
-  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    console.error(`${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-    return 2;
-  }
-  console.error(`rates import failed: ${(err as Error).message}\nrun the same command again to finish it: prefixes already applied come back unchanged`);
-  return 2;
+  return reportCliFailure(err, USAGE, 'rates import', 'run the same command again to finish it: prefixes already applied come back unchanged');
 }

@@ -7,7 +7,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { ConfigError, loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/config';
 import { createContext } from '../../shared/context';
 import { QueueNames } from '../../shared/queues/names';
 import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
@@ -17,6 +17,7 @@ import { Progress } from './progress';
 import { RejectWriter } from './rejects';
 import { formatSummary } from './summary';
 import { serviceServers } from '../servers';
+import { reportFailure as reportCliFailure, UsageError } from '../failure';
 
 export const USAGE = `usage: rating import FILE|- [options]
   --format csv|jsonl     input format (default: by extension, .jsonl/.ndjson = JSON lines, else CSV)
@@ -28,7 +29,6 @@ export const USAGE = `usage: rating import FILE|- [options]
 Needs MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and QUEUE_PREFIX, MONGO_DB) as the service uses; workers must be running.
 Exit status: 0 every line recorded (or already recorded), 1 some lines rejected, 2 the import failed.`;
 
-export class UsageError extends Error {}
 
 interface Options {
   file: string;
@@ -183,14 +183,5 @@ export async function runImport(argv: string[]): Promise<number> {
 }
 
 export function reportFailure(err: unknown): number {
-  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    console.error(`${(err as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-    return 2;
-  }
-  console.error(`import failed: ${(err as Error).message}\nnothing is charged twice: run the same command again to finish the import`);
-  return 2;
+  return reportCliFailure(err, USAGE, 'import', 'nothing is charged twice: run the same command again to finish the import');
 }
