@@ -1,5 +1,5 @@
 import type { Collection } from 'mongodb';
-import { isDuplicateKeyError } from './mongo';
+import { groupInsert } from './group-commands';
 import type { OperationResult } from './queues/payloads';
 
 /**
@@ -34,16 +34,12 @@ export interface OutcomeDoc {
 
 export type Decision = { won: true } | { won: false; doc: OutcomeDoc };
 
+/** The insert is grouped with the process's concurrent decisions (one command for all of them). */
 async function claim(outcomes: Collection<OutcomeDoc>, doc: OutcomeDoc): Promise<Decision> {
-  try {
-    await outcomes.insertOne(doc);
-    return { won: true };
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    const existing = await outcomes.findOne({ _id: doc._id });
-    if (!existing) throw new Error(`outcome ${doc._id} vanished while being decided`);
-    return { won: false, doc: existing };
-  }
+  if ((await groupInsert(outcomes, doc)) === 'inserted') return { won: true };
+  const existing = await outcomes.findOne({ _id: doc._id });
+  if (!existing) throw new Error(`outcome ${doc._id} vanished while being decided`);
+  return { won: false, doc: existing };
 }
 
 /**

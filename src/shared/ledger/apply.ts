@@ -1,6 +1,6 @@
 import type { Filter, UpdateFilter } from 'mongodb';
 import type { AccountDoc } from '../domain/types';
-import { isDuplicateKeyError } from '../mongo';
+import { groupInsert, groupUpdate } from '../group-commands';
 import type { LedgerStore } from './store';
 import { entryOf, markerOf, type LedgerMarker, type LedgerOp } from './model';
 
@@ -24,24 +24,22 @@ function changeUpdate(marker: LedgerMarker, extra: UpdateFilter<AccountDoc> = {}
   } as UpdateFilter<AccountDoc>;
 }
 
-/** Writes the ledger entry a marker stands for; false when it exists already (someone else wrote it). */
+/**
+ * Writes the ledger entry a marker stands for; false when it exists already (someone else wrote it).
+ * Grouped with the process's concurrent ledger writes into one command (src/shared/group-commands.ts).
+ */
 export async function writeEntry(store: LedgerStore, accountTag: string, marker: LedgerMarker): Promise<boolean> {
-  try {
-    await store.ledger.insertOne(entryOf(accountTag, marker));
-    return true;
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    return false;
-  }
+  return (await groupInsert(store.ledger, entryOf(accountTag, marker))) === 'inserted';
 }
 
 /**
  * Writes the ledger entry a marker stands for (a duplicate means someone else wrote it) and then
- * removes the marker. Safe to repeat and to run from any process.
+ * removes the marker. Safe to repeat and to run from any process. Both writes are grouped with the
+ * process's concurrent settles: the order (entry, then marker removal) holds for each marker.
  */
 export async function settle(store: LedgerStore, accountTag: string, marker: LedgerMarker): Promise<void> {
   await writeEntry(store, accountTag, marker);
-  await store.accounts.updateOne({ account_tag: accountTag }, { $pull: { ledger_pending: { op: marker.op } } } as UpdateFilter<AccountDoc>);
+  await groupUpdate(store.accounts, { account_tag: accountTag }, { $pull: { ledger_pending: { op: marker.op } } } as UpdateFilter<AccountDoc>);
 }
 
 /**

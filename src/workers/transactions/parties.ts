@@ -1,4 +1,5 @@
 import type { AccountDoc } from '../../shared/domain/types';
+import { groupFindOne } from '../../shared/group-commands';
 import type { Collections } from '../../shared/mongo';
 
 export interface Party {
@@ -11,7 +12,8 @@ export type PartyRefusal = { reason: 'NOT_FOUND' | 'NOT_ACTIVE'; account_tag: st
 
 /**
  * The accounts a call touches: the caller, its linked (parent, reseller) accounts transitively, and the
- * receiving account of an inbound call. Each is read by its unique tag; cycles are cut.
+ * receiving account of an inbound call. Each is read by its unique tag (grouped with the process's
+ * concurrent reads of accounts); cycles are cut.
  */
 export async function resolveParties(
   accounts: Collections['accounts'],
@@ -25,14 +27,14 @@ export async function resolveParties(
     const tag = pending.shift()!;
     if (seen.has(tag)) continue;
     seen.add(tag);
-    const account = await accounts.findOne({ account_tag: tag });
+    const account = await groupFindOne(accounts, 'account_tag', tag);
     if (!account) return { refusal: { reason: 'NOT_FOUND', account_tag: tag } };
     if (account.active === false) return { refusal: { reason: 'NOT_ACTIVE', account_tag: tag } };
     parties.push({ account, inbound: false });
     pending.push(...(account.linked_accounts ?? []));
   }
   if (destinationAccountTag && !seen.has(destinationAccountTag)) {
-    const account = await accounts.findOne({ account_tag: destinationAccountTag });
+    const account = await groupFindOne(accounts, 'account_tag', destinationAccountTag);
     if (!account) return { refusal: { reason: 'NOT_FOUND', account_tag: destinationAccountTag } };
     if (account.active === false) return { refusal: { reason: 'NOT_ACTIVE', account_tag: destinationAccountTag } };
     parties.push({ account, inbound: true });

@@ -3,33 +3,34 @@ import type { AppContext } from '../../shared/context';
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import { recordRatedCall } from '../../shared/metrics';
 import type { Collections } from '../../shared/mongo';
-import { isDuplicateKeyError } from '../../shared/mongo';
+import { groupInsert, groupUpdate } from '../../shared/group-commands';
 
 /** A record's unique key: the account, the tag and the calling account. */
 export function recordKey(record: Pick<TransactionDoc, 'account_tag' | 'transaction_tag' | 'origin_account_tag'>) {
   return { account_tag: record.account_tag, transaction_tag: record.transaction_tag, origin_account_tag: record.origin_account_tag };
 }
 
-/** Inserts a record; a duplicate (same account, tag and caller) returns the existing one instead. */
+/**
+ * Inserts a record (grouped with the process's concurrent record inserts); a duplicate (same account,
+ * tag and caller) returns the existing one instead.
+ */
 export async function insertRecord(
   transactions: Collections['transactions'],
   record: TransactionDoc,
 ): Promise<{ inserted: boolean; existing: TransactionDoc | null }> {
-  try {
-    await transactions.insertOne(record);
-    return { inserted: true, existing: null };
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    const existing = await transactions.findOne(recordKey(record));
-    // Gone again already (rolled back in between): the caller decides afresh on its next attempt.
-    if (!existing) throw new Error(`record ${record.account_tag}/${record.transaction_tag} changed while being written; retry`);
-    return { inserted: false, existing };
-  }
+  if ((await groupInsert(transactions, record)) === 'inserted') return { inserted: true, existing: null };
+  const existing = await transactions.findOne(recordKey(record));
+  // Gone again already (rolled back in between): the caller decides afresh on its next attempt.
+  if (!existing) throw new Error(`record ${record.account_tag}/${record.transaction_tag} changed while being written; retry`);
+  return { inserted: false, existing };
 }
 
-/** Marks a pending record charged, once its charge is in the ledger. Filtered by its account too: the shard key (docs/SCALING.md). */
+/**
+ * Marks a pending record charged, once its charge is in the ledger (grouped with concurrent marks).
+ * Filtered by its account too: the shard key (docs/SCALING.md).
+ */
 export async function markCharged(transactions: Collections['transactions'], accountTag: string, recordId: string): Promise<void> {
-  await transactions.updateOne({ _id: recordId, account_tag: accountTag, state: 'pending' }, { $set: { state: 'charged' } });
+  await groupUpdate(transactions, { _id: recordId, account_tag: accountTag, state: 'pending' }, { $set: { state: 'charged' } });
 }
 
 /**

@@ -1,0 +1,123 @@
+import { Collection, CommandStartedEvent, MongoClient } from 'mongodb';
+import { groupFindOne, groupInsert, groupUpdate } from '../../src/shared/group-commands';
+import { serverUrls, uniqueName } from '../support/harness';
+
+interface Doc {
+  _id: string;
+  tag: string;
+  n: number;
+  label?: string;
+}
+
+/**
+ * Group commit (src/shared/group-commands.ts): concurrent commands on one collection travel together,
+ * and every caller still gets its own document's outcome.
+ */
+describe('group commands', () => {
+  const dbName = uniqueName('group');
+  let client: MongoClient;
+  let docs: Collection<Doc>;
+  const sent: string[] = [];
+
+  beforeAll(async () => {
+    client = await new MongoClient(serverUrls().mongoUrl, { monitorCommands: true }).connect();
+    client.on('commandStarted', (e: CommandStartedEvent) => sent.push(e.commandName));
+    docs = client.db(dbName).collection<Doc>('docs');
+    await docs.createIndex({ tag: 1 }, { unique: true });
+  });
+
+  afterAll(async () => {
+    await client?.db(dbName).dropDatabase();
+    await client?.close();
+  });
+
+  beforeEach(async () => {
+    await docs.deleteMany({});
+    sent.length = 0;
+  });
+
+  const count = (name: string) => sent.filter((c) => c === name).length;
+
+  it('inserts: one command for concurrent writes; duplicates (stored, or twice in one batch) reported to their own caller', async () => {
+    await docs.insertOne({ _id: 'old', tag: 'old', n: 0 });
+    sent.length = 0;
+    const outcomes = await Promise.all([
+      groupInsert(docs, { _id: 'a', tag: 'a', n: 1 }),
+      groupInsert(docs, { _id: 'old', tag: 'x', n: 2 }),
+      groupInsert(docs, { _id: 'b', tag: 'b', n: 3 }),
+      groupInsert(docs, { _id: 'c', tag: 'a', n: 4 }),
+      groupInsert(docs, { _id: 'd', tag: 'd', n: 5 }),
+    ]);
+    expect(outcomes).toEqual(['inserted', 'duplicate', 'inserted', 'duplicate', 'inserted']);
+    expect(count('insert')).toBe(1);
+    expect((await docs.find({}).sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual(['a', 'b', 'd', 'old']);
+  });
+
+  it('inserts arriving while a command is in flight leave together with the next one', async () => {
+    const first = groupInsert(docs, { _id: 'first', tag: 'first', n: 0 });
+    // Queued after the first command has left (it leaves at the next turn of the event loop).
+    await new Promise((resolve) => setImmediate(resolve));
+    const rest = Array.from({ length: 20 }, (_, i) => groupInsert(docs, { _id: `r${i}`, tag: `r${i}`, n: i }));
+    expect(await Promise.all([first, ...rest])).toEqual(Array(21).fill('inserted'));
+    expect(count('insert')).toBeLessThanOrEqual(2);
+    expect(await docs.countDocuments()).toBe(21);
+  });
+
+  it('updates: one command, each applied on its own document; a refused one fails only its caller', async () => {
+    await docs.insertMany([
+      { _id: 'a', tag: 'a', n: 1 },
+      { _id: 'b', tag: 'b', n: 2, label: 'text' },
+      { _id: 'c', tag: 'c', n: 3 },
+    ]);
+    sent.length = 0;
+    const results = await Promise.allSettled([
+      groupUpdate(docs, { _id: 'a' }, { $inc: { n: 10 } }),
+      // $inc on a string: refused by the server for this document only.
+      groupUpdate(docs, { _id: 'b' }, { $inc: { label: 1 } as never }),
+      groupUpdate(docs, { _id: 'c', n: 99 }, { $inc: { n: 10 } }),
+      groupUpdate(docs, { _id: 'c' }, { $set: { label: 'set' } }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(count('update')).toBe(1);
+    const after = await docs.find({}).sort({ _id: 1 }).toArray();
+    expect(after.map((d) => [d._id, d.n, d.label ?? null])).toEqual([
+      ['a', 11, null],
+      ['b', 2, 'text'],
+      // The filter still decides: n was not 99.
+      ['c', 3, 'set'],
+    ]);
+  });
+
+  it('reads by a unique key: one $in query; a missing key is null; the same key twice gives two copies', async () => {
+    await docs.insertMany([
+      { _id: 'a', tag: 'ta', n: 1 },
+      { _id: 'b', tag: 'tb', n: 2 },
+    ]);
+    sent.length = 0;
+    const [a, missing, b, a2] = await Promise.all([
+      groupFindOne(docs, 'tag', 'ta'),
+      groupFindOne(docs, 'tag', 'nope'),
+      groupFindOne(docs, 'tag', 'tb'),
+      groupFindOne(docs, 'tag', 'ta'),
+    ]);
+    expect(count('find')).toBe(1);
+    expect(a).toEqual({ _id: 'a', tag: 'ta', n: 1 });
+    expect(missing).toBeNull();
+    expect(b).toEqual({ _id: 'b', tag: 'tb', n: 2 });
+    expect(a2).toEqual(a);
+    expect(a2).not.toBe(a);
+  });
+
+  it('a command that fails as a whole (server unreachable) fails every caller in it, inserts and updates alike', async () => {
+    // Nothing listens there: the driver reports the failure wrapped as a bulk error without per-item refusals.
+    const unreachable = new MongoClient('mongodb://127.0.0.1:1', { serverSelectionTimeoutMS: 300 });
+    const gone = unreachable.db(dbName).collection<Doc>('docs');
+    const results = await Promise.allSettled([
+      groupInsert(gone, { _id: 'x', tag: 'x', n: 0 }),
+      groupInsert(gone, { _id: 'y', tag: 'y', n: 0 }),
+      groupUpdate(gone, { _id: 'x' }, { $set: { n: 1 } }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    await unreachable.close();
+  });
+});
