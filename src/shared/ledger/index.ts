@@ -26,6 +26,8 @@
  *    (processing, recordTransaction) or the batch's records and claim (imports); refunds mark the
  *    record 'rolling_back' first. Whoever comes next (a retry, a rollback, the maintenance scan) can
  *    finish or undo an interrupted operation from what MongoDB holds.
+ * Entries, marker removals and charged marks of concurrent operations travel grouped in one command per
+ * collection (src/shared/group-commands.ts); each keeps its own atomicity, outcome and order above.
  */
 export { applyAt, applyGuarded, applyOnce, settle, wasApplied } from './apply';
 export type { ApplyOutcome } from './apply';
