@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, type Collection, type Document, type Filter, type OptionalUnlessRequiredId, type UpdateFilter } from 'mongodb';
-import { isDuplicateKeyError } from './mongo';
+import { bulkRefusals, isDuplicateKeyError } from './mongo';
 
 /**
  * Group commit for the call path (issue 12): concurrent, independent single-document commands on one
@@ -75,17 +75,33 @@ class ItemWriteError extends Error {
 }
 
 /**
- * Per-item outcomes of an unordered bulk: the items named in writeErrors failed, the others succeeded.
- * Only when the server answered the command with per-item refusals: the driver also wraps a failure of
- * the whole command (connection lost, server unreachable) in MongoBulkWriteError, with no writeErrors,
- * and there every item's fate is unknown, as it is with a write concern error.
+ * Sends items as one unordered bulk (`run`) and gives each item its outcome: `ok`, or the error the
+ * server refused it with. A failure of the whole command, or a write concern error, leaves every item's
+ * fate unknown: thrown, so every caller gets it.
  */
-function outcomesOf<R>(count: number, err: unknown, ok: R): Array<Outcome<R>> {
-  if (!(err instanceof MongoBulkWriteError) || !Array.isArray(err.writeErrors) || err.writeErrors.length === 0) throw err;
-  if (err.result?.getWriteConcernError()) throw err;
-  const outcomes: Array<Outcome<R>> = Array.from({ length: count }, () => ok);
-  for (const writeError of err.writeErrors) outcomes[writeError.index] = new ItemWriteError(writeError.code, writeError.errmsg ?? `write ${writeError.index} refused`);
-  return outcomes;
+function unorderedBulk<T, R>(ok: R, run: (items: T[]) => Promise<unknown>): (items: T[]) => Promise<Array<Outcome<R>>> {
+  return async (items) => {
+    try {
+      await run(items);
+      return items.map(() => ok);
+    } catch (err) {
+      const refusals = bulkRefusals(err);
+      if (err instanceof MongoBulkWriteError && err.result?.getWriteConcernError()) throw err;
+      const outcomes: Array<Outcome<R>> = items.map(() => ok);
+      for (const refusal of refusals) outcomes[refusal.index] = new ItemWriteError(refusal.code, refusal.errmsg ?? `write ${refusal.index} refused`);
+      return outcomes;
+    }
+  };
+}
+
+/** The value `map` holds for `key`, made by `make` the first time. */
+function held<K, V>(map: { get(key: K): V | undefined; set(key: K, value: V): unknown }, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
 }
 
 const inserters = new WeakMap<Collection<never>, Batcher<unknown, 'inserted'>>();
@@ -96,19 +112,9 @@ const updaters = new WeakMap<Collection<never>, Batcher<{ filter: unknown; updat
  * unique index already holds its key (what insertOne reports as error 11000); other errors throw.
  */
 export async function groupInsert<T extends Document>(collection: Collection<T>, doc: OptionalUnlessRequiredId<T>): Promise<'inserted' | 'duplicate'> {
-  const key = collection as unknown as Collection<never>;
-  let batcher = inserters.get(key);
-  if (!batcher) {
-    batcher = new Batcher<unknown, 'inserted'>(async (docs) => {
-      try {
-        await collection.insertMany(docs as Array<OptionalUnlessRequiredId<T>>, { ordered: false });
-        return docs.map(() => 'inserted' as const);
-      } catch (err) {
-        return outcomesOf(docs.length, err, 'inserted' as const);
-      }
-    }, MAX_BATCH);
-    inserters.set(key, batcher);
-  }
+  const batcher = held(inserters, collection as unknown as Collection<never>, () =>
+    new Batcher(unorderedBulk('inserted' as const, (docs: unknown[]) => collection.insertMany(docs as Array<OptionalUnlessRequiredId<T>>, { ordered: false })), MAX_BATCH),
+  );
   try {
     return await batcher.submit(doc);
   } catch (err) {
@@ -123,22 +129,17 @@ export async function groupInsert<T extends Document>(collection: Collection<T>,
  * Resolves once acknowledged; a refusal of this update throws.
  */
 export async function groupUpdate<T extends Document>(collection: Collection<T>, filter: Filter<T>, update: UpdateFilter<T>): Promise<void> {
-  const key = collection as unknown as Collection<never>;
-  let batcher = updaters.get(key);
-  if (!batcher) {
-    batcher = new Batcher<{ filter: unknown; update: unknown }, 'sent'>(async (ops) => {
-      try {
-        await collection.bulkWrite(
+  const batcher = held(updaters, collection as unknown as Collection<never>, () =>
+    new Batcher(
+      unorderedBulk('sent' as const, (ops: Array<{ filter: unknown; update: unknown }>) =>
+        collection.bulkWrite(
           ops.map((op) => ({ updateOne: { filter: op.filter as Filter<T>, update: op.update as UpdateFilter<T> } })),
           { ordered: false },
-        );
-        return ops.map(() => 'sent' as const);
-      } catch (err) {
-        return outcomesOf(ops.length, err, 'sent' as const);
-      }
-    }, MAX_BATCH);
-    updaters.set(key, batcher);
-  }
+        ),
+      ),
+      MAX_BATCH,
+    ),
+  );
   await batcher.submit({ filter, update });
 }
 
@@ -151,15 +152,9 @@ const finders = new WeakMap<Collection<never>, Map<string, Batcher<string, Docum
  * it was asked for, as a single read does; callers that write back still guard their writes.
  */
 export async function groupFindOne<T extends Document>(collection: Collection<T>, field: string, value: string): Promise<T | null> {
-  const key = collection as unknown as Collection<never>;
-  let byField = finders.get(key);
-  if (!byField) {
-    byField = new Map();
-    finders.set(key, byField);
-  }
-  let batcher = byField.get(field);
-  if (!batcher) {
-    batcher = new Batcher<string, Document | null>(async (values) => {
+  const byField = held(finders, collection as unknown as Collection<never>, () => new Map<string, Batcher<string, Document | null>>());
+  const batcher = held(byField, field, () =>
+    new Batcher<string, Document | null>(async (values) => {
       const docs = await collection.find({ [field]: { $in: [...new Set(values)] } } as Filter<T>).toArray();
       const found = new Map<unknown, Document>(docs.map((doc) => [(doc as Document)[field], doc as Document]));
       // Each caller gets its own copy: they may change what they read.
@@ -172,8 +167,7 @@ export async function groupFindOne<T extends Document>(collection: Collection<T>
         }
         return structuredClone(doc);
       });
-    }, MAX_BATCH);
-    byField.set(field, batcher);
-  }
+    }, MAX_BATCH),
+  );
   return (await batcher.submit(value)) as T | null;
 }

@@ -1,7 +1,7 @@
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Db, type Filter, type UpdateFilter } from 'mongodb';
+import { type AnyBulkWriteOperation, type Db, type Filter, type UpdateFilter } from 'mongodb';
 import { chunks } from '../chunks';
 import type { AccountDoc } from '../domain/types';
-import { isDuplicateKeyError } from '../mongo';
+import { bulkRefusals, isDuplicateKeyError } from '../mongo';
 import { importBatchesOf } from './batches';
 import { entryOf, markerOf, opIds, type LedgerEntryDoc, type LedgerMarker } from './model';
 import type { LedgerStore } from './store';
@@ -157,8 +157,8 @@ async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; m
     await store.ledger.insertMany(entries, { ordered: false });
     return entries.length;
   } catch (err) {
-    const errors = err instanceof MongoBulkWriteError ? (Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors]) : [];
-    if (errors.length === 0 || errors.some((e) => !isDuplicateKeyError({ code: e.code }))) throw err;
-    return entries.length - errors.length;
+    const refusals = bulkRefusals(err);
+    if (refusals.some((e) => !isDuplicateKeyError(e))) throw err;
+    return entries.length - refusals.length;
   }
 }

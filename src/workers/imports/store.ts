@@ -1,5 +1,4 @@
-import { MongoBulkWriteError } from 'mongodb';
-import type { Collections } from '../../shared/mongo';
+import { bulkRefusals, isDuplicateKeyError, type Collections } from '../../shared/mongo';
 import { chunks } from '../../shared/chunks';
 import type { ImportRecordDoc } from './plan';
 
@@ -15,11 +14,9 @@ export async function insertRecords(transactions: Collections['transactions'], d
   try {
     await transactions.insertMany(docs, { ordered: false });
   } catch (err) {
-    if (!(err instanceof MongoBulkWriteError)) throw err;
-    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-    const other = errors.find((e) => e.code !== 11000);
-    if (other || errors.length === 0) throw err;
-    for (const e of errors) duplicates.add(e.index);
+    const refusals = bulkRefusals(err);
+    if (refusals.some((e) => !isDuplicateKeyError(e))) throw err;
+    for (const e of refusals) duplicates.add(e.index);
   }
   return duplicates;
 }
