@@ -124,7 +124,7 @@ async function main() {
     `  processes: agent (node dist/agent/main.js, pid ${agent.pid}), ${o.workers} worker processes (node dist/workers/main.js, pids ${roles.filter((r) => r !== agent).map((r) => r.pid).join(' ')}) x WORKER_CONCURRENCY ${config.workerConcurrency}, ` +
       `redis-server (pid ${redisPid ?? 'n/a'}${process.env.REDIS_URL ? ', REDIS_URL' : ', ephemeral'}), ${mongoKind} (pid ${mongoPid ?? 'n/a'}), this bench (pid ${process.pid})`,
   );
-  say(`  service env: NODE_ENV=test LOG_LEVEL=warn no tokens (development access) RATE_LIMIT_MAX=0 AGENT_TIMEOUT_MS=${config.agentTimeoutMs}${profileDir ? `; --cpu-prof into ${profileDir}` : ''}`);
+  say(`  service env: NODE_ENV=test LOG_LEVEL=warn no tokens (development access) RATE_LIMIT_MAX=0 AGENT_TIMEOUT_MS=${config.agentTimeoutMs} PROCESSING_WINDOW_MS=${config.processingWindowMs} PROCESSING_CONCURRENCY=${config.processingConcurrency}${profileDir ? `; --cpu-prof into ${profileDir}` : ''}`);
   say(
     `  data: ${o.accounts} prepaid accounts (balance 10^18, no concurrency limit), ${linked} of them linked to ${o.parents} parent accounts; 2 carriers x 4 prefixes at 60/min, 1 s increments; ` +
       `calls pick accounts Zipf (s = 1); client: node:http keep-alive pool, REST mirror /v1/*`,

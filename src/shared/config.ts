@@ -32,6 +32,13 @@ export interface Config {
   dataDir: string;
   logLevel: LogLevel;
   workerConcurrency: number;
+  /**
+   * How long processing's grouped commands wait for other calls to share them (PROCESSING_WINDOW_MS);
+   * 0, the default, sends them at once (DESIGN.md section 4: no batching delay unless configured).
+   */
+  processingWindowMs: number;
+  /** Processing jobs each worker process runs at once (PROCESSING_CONCURRENCY; a window holds jobs longer). */
+  processingConcurrency: number;
   agentTimeoutMs: number;
   longCallSeconds: number;
   /** How long a worker's lock on a job lasts; a job whose worker died is retried after it lapses. */
@@ -195,6 +202,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: r.string('DATA_DIR', './.data'),
     logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'warn' : 'info'),
     workerConcurrency: r.int('WORKER_CONCURRENCY', 16, 1, 1000),
+    processingWindowMs: r.int('PROCESSING_WINDOW_MS', 0, 0, 1000),
+    processingConcurrency: 0,
     agentTimeoutMs: r.int('AGENT_TIMEOUT_MS', 5000, 100, 120000),
     longCallSeconds: r.int('LONG_CALL_SECONDS', 10800, 60, 31 * 86400),
     jobLockMs: r.int('JOB_LOCK_MS', 30000, 1000, 600000),
@@ -226,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     alertRepeatSeconds: r.int('ALERT_REPEAT_SECONDS', 3600, 1, 31 * 86400),
     lowBalanceThreshold: r.bigint('LOW_BALANCE_THRESHOLD', 0n),
   };
+  config.processingConcurrency = r.int('PROCESSING_CONCURRENCY', config.workerConcurrency, 1, 1000);
   const tokens = parseBootstrapTokens(r.raw('RATING_TOKENS'));
   config.bootstrapTokens = tokens.tokens;
   r.problems.push(...tokens.problems);

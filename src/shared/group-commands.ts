@@ -1,4 +1,4 @@
-import { MongoBulkWriteError, type Collection, type Document, type Filter, type OptionalUnlessRequiredId, type UpdateFilter } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter, type OptionalUnlessRequiredId, type UpdateFilter } from 'mongodb';
 import { bulkRefusals, isDuplicateKeyError } from './mongo';
 
 /**
@@ -13,8 +13,11 @@ import { bulkRefusals, isDuplicateKeyError } from './mongo';
  *   one write's failure neither stops nor undoes another);
  * - every caller learns its own write's outcome (inserted, duplicate key, or its error), and only once
  *   the command carrying it was acknowledged with the client's write concern;
- * - nothing waits for a timer: the first write of an idle batcher leaves at the next turn of the event
- *   loop; writes that arrive while a command is in flight leave together as soon as it returns.
+ * - nothing waits for a timer unless asked: the first write of an idle batcher leaves at the next turn
+ *   of the event loop; writes that arrive while a command is in flight leave together as soon as it
+ *   returns. Handles made by `withGroupWindow` (the processing lane, PROCESSING_WINDOW_MS) instead
+ *   hold the first write of an idle batcher for their window, so that calls arriving one at a time
+ *   (an open loop) share commands too; only the bookkeeping of work nobody waits on takes that lane.
  * A command that fails as a whole (connection lost) fails every write it carried, each of which may or
  * may not have been applied: exactly what a single command's failure means, so callers keep their
  * idempotent retries.
@@ -31,6 +34,7 @@ class Batcher<T, R> {
   constructor(
     private readonly send: (items: T[]) => Promise<Array<Outcome<R>>>,
     private readonly maxBatch: number,
+    private readonly windowMs: number,
   ) {}
 
   submit(item: T): Promise<R> {
@@ -38,7 +42,8 @@ class Batcher<T, R> {
       this.queue.push({ item, resolve, reject });
       if (!this.draining) {
         this.draining = true;
-        setImmediate(() => void this.drain());
+        if (this.windowMs > 0) setTimeout(() => void this.drain(), this.windowMs);
+        else setImmediate(() => void this.drain());
       }
     });
   }
@@ -104,6 +109,29 @@ function held<K, V>(map: { get(key: K): V | undefined; set(key: K, value: V): un
   return value;
 }
 
+const windows = new WeakMap<Collection<never>, number>();
+
+/** The window of a collection handle's batchers: 0 unless made by withGroupWindow. */
+function windowOf(collection: Collection<never>): number {
+  return windows.get(collection) ?? 0;
+}
+
+/**
+ * New handles on the same collections (same client, same database) whose grouped commands wait up to
+ * `windowMs` for company: their batchers are their own, so the call path's batchers never wait.
+ * Commands that are not grouped behave exactly as on the originals.
+ */
+export function withGroupWindow<C extends object>(db: Db, collections: C, windowMs: number): C {
+  if (windowMs <= 0) return collections;
+  const windowed: Record<string, Collection<never>> = {};
+  for (const [key, collection] of Object.entries(collections as Record<string, Collection<never>>)) {
+    const handle = db.collection<never>(collection.collectionName);
+    windows.set(handle, windowMs);
+    windowed[key] = handle;
+  }
+  return windowed as C;
+}
+
 const inserters = new WeakMap<Collection<never>, Batcher<unknown, 'inserted'>>();
 const updaters = new WeakMap<Collection<never>, Batcher<{ filter: unknown; update: unknown }, 'sent'>>();
 
@@ -112,8 +140,13 @@ const updaters = new WeakMap<Collection<never>, Batcher<{ filter: unknown; updat
  * unique index already holds its key (what insertOne reports as error 11000); other errors throw.
  */
 export async function groupInsert<T extends Document>(collection: Collection<T>, doc: OptionalUnlessRequiredId<T>): Promise<'inserted' | 'duplicate'> {
-  const batcher = held(inserters, collection as unknown as Collection<never>, () =>
-    new Batcher(unorderedBulk('inserted' as const, (docs: unknown[]) => collection.insertMany(docs as Array<OptionalUnlessRequiredId<T>>, { ordered: false })), MAX_BATCH),
+  const key = collection as unknown as Collection<never>;
+  const batcher = held(inserters, key, () =>
+    new Batcher(
+      unorderedBulk('inserted' as const, (docs: unknown[]) => collection.insertMany(docs as Array<OptionalUnlessRequiredId<T>>, { ordered: false })),
+      MAX_BATCH,
+      windowOf(key),
+    ),
   );
   try {
     return await batcher.submit(doc);
@@ -129,7 +162,8 @@ export async function groupInsert<T extends Document>(collection: Collection<T>,
  * Resolves once acknowledged; a refusal of this update throws.
  */
 export async function groupUpdate<T extends Document>(collection: Collection<T>, filter: Filter<T>, update: UpdateFilter<T>): Promise<void> {
-  const batcher = held(updaters, collection as unknown as Collection<never>, () =>
+  const key = collection as unknown as Collection<never>;
+  const batcher = held(updaters, key, () =>
     new Batcher(
       unorderedBulk('sent' as const, (ops: Array<{ filter: unknown; update: unknown }>) =>
         collection.bulkWrite(
@@ -138,6 +172,7 @@ export async function groupUpdate<T extends Document>(collection: Collection<T>,
         ),
       ),
       MAX_BATCH,
+      windowOf(key),
     ),
   );
   await batcher.submit({ filter, update });
@@ -152,7 +187,8 @@ const finders = new WeakMap<Collection<never>, Map<string, Batcher<string, Docum
  * it was asked for, as a single read does; callers that write back still guard their writes.
  */
 export async function groupFindOne<T extends Document>(collection: Collection<T>, field: string, value: string): Promise<T | null> {
-  const byField = held(finders, collection as unknown as Collection<never>, () => new Map<string, Batcher<string, Document | null>>());
+  const key = collection as unknown as Collection<never>;
+  const byField = held(finders, key, () => new Map<string, Batcher<string, Document | null>>());
   const batcher = held(byField, field, () =>
     new Batcher<string, Document | null>(async (values) => {
       const docs = await collection.find({ [field]: { $in: [...new Set(values)] } } as Filter<T>).toArray();
@@ -167,7 +203,7 @@ export async function groupFindOne<T extends Document>(collection: Collection<T>
         }
         return structuredClone(doc);
       });
-    }, MAX_BATCH),
+    }, MAX_BATCH, windowOf(key)),
   );
   return (await batcher.submit(value)) as T | null;
 }

@@ -23,7 +23,8 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     const worker = new Worker(name, processor, {
       connection: ctx.newRedis(),
       prefix: bullmqPrefix(ctx.config),
-      concurrency: ctx.config.workerConcurrency,
+      // Processing has its own figure: a settle window holds its jobs longer (PROCESSING_WINDOW_MS).
+      concurrency: name === QueueNames.processing ? ctx.config.processingConcurrency : ctx.config.workerConcurrency,
       // A job whose worker died is picked up again after this long.
       lockDuration: ctx.config.jobLockMs,
       stalledInterval: Math.max(500, Math.floor(ctx.config.jobLockMs / 2)),

@@ -8,7 +8,7 @@ const HOST = '127.0.0.1';
 
 /** Settings a caller's environment may hold that would change the service under test: dropped, so it runs on its defaults. */
 const SERVICE_SETTINGS =
-  /^(MONGO_|REDIS_|GRAPHQL_|RATE_LIMIT_|API_|BODY_LIMIT|QUEUE_PREFIX|AGENT_TIMEOUT|RECORD_BATCH|AUTH_CACHE|LONG_CALL|JOB_LOCK|WORKER_CONCURRENCY|AUDIT_INTERVAL)/;
+  /^(MONGO_|REDIS_|GRAPHQL_|RATE_LIMIT_|API_|BODY_LIMIT|QUEUE_PREFIX|AGENT_TIMEOUT|RECORD_BATCH|AUTH_CACHE|LONG_CALL|JOB_LOCK|WORKER_CONCURRENCY|PROCESSING_|AUDIT_INTERVAL)/;
 
 export interface ServiceProcessOptions {
   /** Temp directory: the service's DATA_DIR goes under it, and its log as `<logName>.log`. */

@@ -28,12 +28,19 @@ describe('loadConfig', () => {
     [{ MONGO_URL: 'http://x' }, 'MONGO_URL must use mongodb:'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL is not a valid URL'],
     [{ WORKER_CONCURRENCY: '0' }, 'WORKER_CONCURRENCY="0" must be an integer from 1 to 1000'],
+    [{ PROCESSING_WINDOW_MS: '5000' }, 'PROCESSING_WINDOW_MS="5000" must be an integer from 0 to 1000'],
+    [{ PROCESSING_CONCURRENCY: '0' }, 'PROCESSING_CONCURRENCY="0" must be an integer from 1 to 1000'],
     [{ MONGO_WRITE_CONCERN: '0' }, 'MONGO_WRITE_CONCERN="0" must be "majority" or a number of members from 1 to 50'],
     [{ MONGO_WRITE_CONCERN: 'all' }, 'MONGO_WRITE_CONCERN="all" must be "majority"'],
     [{ MONGO_JOURNAL: 'yes' }, 'MONGO_JOURNAL="yes" must be one of true, false'],
   ])('refuses %j with a clear message', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('sends processing at once unless a window is set (DESIGN.md section 4), at the workers\' concurrency', () => {
+    expect(loadConfig({ WORKER_CONCURRENCY: '8' })).toMatchObject({ processingWindowMs: 0, processingConcurrency: 8 });
+    expect(loadConfig({ PROCESSING_WINDOW_MS: '50', PROCESSING_CONCURRENCY: '64' })).toMatchObject({ processingWindowMs: 50, processingConcurrency: 64 });
   });
 
   it('writes with majority and journal unless told otherwise (docs/SCALING.md)', () => {

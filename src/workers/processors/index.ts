@@ -3,7 +3,7 @@ import { QueueNames } from '../../shared/queues/names';
 import { alertProcessor } from '../alerts/processor';
 import { importProcessor } from '../imports/processor';
 import { maintenanceProcessor } from '../maintenance/processor';
-import type { TransactionDeps } from '../transactions/deps';
+import { processingDeps, type TransactionDeps } from '../transactions/deps';
 import { processingProcessor, transactionProcessor } from '../transactions/processor';
 
 /** The processor of each queue, bound to the process's dependencies. */
@@ -11,7 +11,7 @@ export function processorsFor(deps: TransactionDeps): Record<string, Processor> 
   const { ctx } = deps;
   return {
     [QueueNames.transactions]: transactionProcessor(deps) as Processor,
-    [QueueNames.processing]: processingProcessor(deps) as Processor,
+    [QueueNames.processing]: processingProcessor(processingDeps(deps)) as Processor,
     [QueueNames.alerts]: alertProcessor(ctx) as Processor,
     [QueueNames.maintenance]: maintenanceProcessor(deps) as Processor,
     [QueueNames.imports]: importProcessor(deps) as Processor,

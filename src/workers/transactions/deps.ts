@@ -1,10 +1,24 @@
 import type { AppContext } from '../../shared/context';
+import { withGroupWindow } from '../../shared/group-commands';
 import type { RatingDataCache } from '../../shared/rating-data/cache';
 
 /** What the transaction processors need: the process context and the in-memory rating data. */
 export interface TransactionDeps {
   ctx: AppContext;
   rating: RatingDataCache;
+}
+
+/**
+ * The dependencies of the processing queue: with PROCESSING_WINDOW_MS, its grouped commands (account
+ * reads, record inserts, ledger entries, marker removals, charged marks) go through collection handles
+ * that wait that long for other calls to share them (src/shared/group-commands.ts). Nobody waits on
+ * processing: the agent answered end already, so only the processing lag grows (by a few windows).
+ */
+export function processingDeps(deps: TransactionDeps): TransactionDeps {
+  const { mongo, config } = deps.ctx;
+  if (config.processingWindowMs <= 0) return deps;
+  const collections = withGroupWindow(mongo.db, mongo.collections, config.processingWindowMs);
+  return { ...deps, ctx: { ...deps.ctx, mongo: { ...mongo, collections } } };
 }
 
 /** Business refusals; answered as `{ ok: false, reason }`, never as errors. */
