@@ -107,7 +107,10 @@ async function startMongod(binary: string, options: MongoServerOptions) {
 
 async function startLauncher(options: MongoServerOptions) {
   const jar = ensureLauncherJar(options.logger);
-  const javaArgs = ['-XX:+UseParallelGC', '-Xss1m'];
+  // SerialGC: the server shares two cores with five other processes, and a parallel collector's pause
+  // takes both of them from the agent and the workers at once (p99 at 100-150 calls/s, docs/BENCHMARKS.md);
+  // the 1M-call import, whose heap grows to gigabytes, measured within its run-to-run noise with it.
+  const javaArgs = ['-XX:+UseSerialGC', '-Xss1m'];
   // The memory backend keeps every document as Java objects on the heap: with the JVM's default cap
   // (a quarter of RAM) a 1M-call import filled it and crawled in back-to-back full GCs. The cap only
   // bounds growth; the heap is taken as data arrives.
