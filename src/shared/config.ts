@@ -186,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const nodeEnv = r.oneOf('NODE_ENV', NODE_ENVS, 'development');
   const mongoUrl = r.url('MONGO_URL', ['mongodb:', 'mongodb+srv:']);
+  const workerConcurrency = r.int('WORKER_CONCURRENCY', 16, 1, 1000);
   const config: Config = {
     nodeEnv,
     host: r.string('HOST', '127.0.0.1'),
@@ -201,9 +202,9 @@ export function loadConfig(env: Env = process.env): Config {
     queuePrefix: r.string('QUEUE_PREFIX', 'rating'),
     dataDir: r.string('DATA_DIR', './.data'),
     logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'warn' : 'info'),
-    workerConcurrency: r.int('WORKER_CONCURRENCY', 16, 1, 1000),
+    workerConcurrency,
     processingWindowMs: r.int('PROCESSING_WINDOW_MS', 0, 0, 1000),
-    processingConcurrency: 0,
+    processingConcurrency: r.int('PROCESSING_CONCURRENCY', workerConcurrency, 1, 1000),
     agentTimeoutMs: r.int('AGENT_TIMEOUT_MS', 5000, 100, 120000),
     longCallSeconds: r.int('LONG_CALL_SECONDS', 10800, 60, 31 * 86400),
     jobLockMs: r.int('JOB_LOCK_MS', 30000, 1000, 600000),
@@ -235,7 +236,6 @@ export function loadConfig(env: Env = process.env): Config {
     alertRepeatSeconds: r.int('ALERT_REPEAT_SECONDS', 3600, 1, 31 * 86400),
     lowBalanceThreshold: r.bigint('LOW_BALANCE_THRESHOLD', 0n),
   };
-  config.processingConcurrency = r.int('PROCESSING_CONCURRENCY', config.workerConcurrency, 1, 1000);
   const tokens = parseBootstrapTokens(r.raw('RATING_TOKENS'));
   config.bootstrapTokens = tokens.tokens;
   r.problems.push(...tokens.problems);
