@@ -108,8 +108,11 @@ async function waitForOutput(child: ChildProcess, text: string, output: () => st
 }
 
 interface BatchLog {
-  lines: number;
-  accounts_debited: number;
+  lines?: number;
+  accounts_debited?: number;
+  /** A settlement's log (src/shared/ledger/settlements.ts): the accounts it debited for its batches. */
+  settlement_id?: string;
+  accounts?: number;
   /** Account debits that missed their compare-and-swap (another batch debited the account first) and were read and tried again. */
   debit_conflicts?: number;
   phase_ms: Record<string, number>;
@@ -121,18 +124,20 @@ const profile = {
   lines: 0,
   accounts: 0,
   conflicts: 0,
+  settlements: 0,
   ms: new Map<string, number>(),
   add(log: BatchLog) {
-    this.batches += 1;
-    this.lines += log.lines;
-    this.accounts += log.accounts_debited;
+    if (log.settlement_id) this.settlements += 1;
+    else this.batches += 1;
+    this.lines += log.lines ?? 0;
+    this.accounts += log.accounts_debited ?? log.accounts ?? 0;
     this.conflicts += log.debit_conflicts ?? 0;
     for (const [phase, ms] of Object.entries(log.phase_ms)) this.ms.set(phase, (this.ms.get(phase) ?? 0) + ms);
   },
   report(): string {
     const total = [...this.ms.values()].reduce((a, b) => a + b, 0);
     const parts = [...this.ms].map(([phase, ms]) => `${phase} ${((100 * ms) / total).toFixed(0)}%`);
-    return `profile: ${this.batches} batches, ${(this.accounts / Math.max(1, this.lines)).toFixed(2)} account debits per call, ${(this.conflicts / Math.max(1, this.accounts)).toFixed(2)} conflicts per account debit, worker time per batch ${(total / Math.max(1, this.batches)).toFixed(0)} ms: ${parts.join(', ')}`;
+    return `profile: ${this.batches} batches, ${this.settlements} settlements, ${(this.accounts / Math.max(1, this.lines)).toFixed(2)} account debits per call, ${(this.conflicts / Math.max(1, this.accounts)).toFixed(2)} conflicts per account debit, worker time per batch ${(total / Math.max(1, this.batches)).toFixed(0)} ms: ${parts.join(', ')}`;
   },
 };
 

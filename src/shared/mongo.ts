@@ -1,5 +1,6 @@
 import { Collection, Db, MongoBulkWriteError, MongoClient, type WriteError } from 'mongodb';
 import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, TransactionDoc } from './domain/types';
+import type { ImportBatchDoc } from './ledger/batches';
 import type { LedgerEntryDoc } from './ledger/model';
 import type { OutcomeDoc } from './outcomes';
 
@@ -13,6 +14,8 @@ export interface Collections {
   ledger: Collection<LedgerEntryDoc>;
   /** Who decided each agent operation's fate, the worker ('done') or the agent ('abandoned'): src/shared/outcomes.ts. */
   outcomes: Collection<OutcomeDoc>;
+  /** Import batches and settlements: src/shared/ledger/batches.ts, settlements.ts. */
+  importBatches: Collection<ImportBatchDoc>;
 }
 
 export interface Mongo {
@@ -78,6 +81,7 @@ export async function connectMongo(url: string, dbName: string, options: MongoPo
       transactions: db.collection<TransactionDoc>('transactions'),
       ledger: db.collection<LedgerEntryDoc>('ledger'),
       outcomes: db.collection<OutcomeDoc>('agent_outcomes'),
+      importBatches: db.collection<ImportBatchDoc>('import_batches'),
     },
     close: () => client.close(),
   };
@@ -114,6 +118,9 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.outcomes.createIndex({ at: 1 }, { expireAfterSeconds: 86_400 }),
     // Rollbacks of a call not yet carried out, looked up before a tag is refused as a duplicate.
     collections.outcomes.createIndex({ account_tag: 1, transaction_tag: 1 }),
+    // File batches waiting for a settlement, and settlements not finished (the recovery sweep's read):
+    // sparse, so it holds only those, not every batch ever imported.
+    collections.importBatches.createIndex({ settle_pending: 1 }, { sparse: true }),
   ]);
 }
 

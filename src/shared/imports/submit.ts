@@ -1,15 +1,25 @@
 import type { Db } from 'mongodb';
 import type { Queue, QueueEvents } from 'bullmq';
-import type { ImportBatchJob, ImportBatchResult, ImportLine } from '../queues/payloads';
-import { finishedBatch, importBatchId } from '../ledger';
+import type { ImportBatchResult, ImportJob, ImportLine } from '../queues/payloads';
+import { finishedBatch, importBatchId, newSettlementId, settlementDone, type SettlementResult } from '../ledger';
 
 /** How often batches in flight are checked beside the queue events (an event lost in a reconnect must not hang the CLI). */
 const POLL_MS = 3000;
 
+/**
+ * When the debits of finished batches are sent to a settlement (src/shared/ledger/settlements.ts):
+ * every SETTLE_EVERY_BATCHES batches, or once the oldest waiting has waited SETTLE_AFTER_MS, and at
+ * the end. Fewer, larger settlements write fewer account updates (an account touched by many batches
+ * pays once); balances trail the import by at most about this long plus one settlement.
+ */
+export const SETTLE_EVERY_BATCHES = 100;
+export const SETTLE_AFTER_MS = 10_000;
+
 interface Waiter {
-  /** Creation time of the job we wait for (tells its stored result from an earlier run's). */
+  kind: 'batch' | 'settlement';
+  /** Creation time of the job we wait for (tells a batch's stored result from an earlier run's). */
   jobTimestamp: number;
-  resolve(result: ImportBatchResult): void;
+  resolve(result: unknown): void;
   reject(err: Error): void;
 }
 
@@ -17,23 +27,29 @@ export class BatchFailed extends Error {}
 
 /**
  * Puts batches on the `imports` queue and waits for their results, at most `maxInFlight` at a time
- * (the caller awaits `submit`, which is how reading the file slows down to the workers' pace).
+ * (the caller awaits `submit`, which is how reading the file slows down to the workers' pace), and
+ * sends the settlements that debit what the finished batches charged; `drain` waits for both.
  *
  * The job id is the batch id, so a batch re-sent while its job is still queued or running is not
  * duplicated. A job left completed by an earlier run is removed and sent again: the worker then finds
  * the batch's stored result and answers it as `replayed` (nothing is charged twice); a failed one
- * (retries exhausted) is retried.
+ * (retries exhausted) is retried. Replayed batches go to a settlement too: one that an earlier run
+ * left unsettled is settled now, one already settled is skipped by the settlement.
  */
 export class BatchSubmitter {
   private readonly waiters = new Map<string, Waiter>();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly settlements = new Set<Promise<SettlementResult>>();
+  /** Finished batches not yet sent to a settlement, by import id; and since when the oldest waits. */
+  private readonly unsettled = new Map<string, string[]>();
+  private unsettledSince: number | null = null;
   private readonly timer: NodeJS.Timeout;
   private closed = false;
-  private readonly onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => this.settle(jobId, returnvalue);
+  private readonly onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => this.answer(jobId, returnvalue);
   private readonly onFailed = ({ jobId }: { jobId: string }) => void this.checkFailed(jobId);
 
   constructor(
-    private readonly queue: Queue<ImportBatchJob>,
+    private readonly queue: Queue<ImportJob>,
     private readonly events: QueueEvents,
     private readonly db: Db,
     private readonly maxInFlight: number,
@@ -57,23 +73,64 @@ export class BatchSubmitter {
         (jobTimestamp) =>
           new Promise<ImportBatchResult>((resolve, reject) => {
             if (this.closed) reject(new BatchFailed('import stopped'));
-            else this.waiters.set(id, { jobTimestamp, resolve, reject });
+            else this.waiters.set(id, { kind: 'batch', jobTimestamp, resolve: (r) => resolve(r as ImportBatchResult), reject });
           }),
       )
-      .then((result) => this.onResult(result, lines))
+      .then((result) => {
+        this.toSettle(importId, id);
+        return this.onResult(result, lines);
+      })
       .finally(() => this.inFlight.delete(task));
     this.inFlight.add(task);
     // A failure is reported by drain(); keep it from being an unhandled rejection meanwhile.
     task.catch(() => undefined);
   }
 
-  /** Waits for every batch sent; throws the first failure. */
+  /**
+   * Waits for every batch sent, then settles the finished ones and waits for the settlements; throws
+   * the first failure. The batches that finished are settled even when another failed, so their
+   * balances do not wait for the recovery sweep.
+   */
   async drain(): Promise<void> {
-    while (this.inFlight.size > 0) {
-      const results = await Promise.allSettled([...this.inFlight]);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
+    let failure: unknown = null;
+    try {
+      await settleAll(this.inFlight);
+    } catch (err) {
+      failure = err;
     }
+    if (!this.closed) this.sendSettlements();
+    await settleAll(this.settlements);
+    if (failure) throw failure;
+  }
+
+  /** A batch finished (now or in an earlier run): its debits go to the next settlement. */
+  private toSettle(importId: string, batchId: string): void {
+    const list = this.unsettled.get(importId) ?? [];
+    list.push(batchId);
+    this.unsettled.set(importId, list);
+    this.unsettledSince ??= Date.now();
+    if (list.length >= SETTLE_EVERY_BATCHES) this.sendSettlements();
+  }
+
+  /** Sends a settlement for every batch finished since the last one. */
+  private sendSettlements(): void {
+    for (const [importId, batches] of this.unsettled) {
+      const id = newSettlementId(importId);
+      const task = this.queue
+        .add('import-settle', { import_id: importId, settlement_id: id, batches }, { jobId: id })
+        .then(
+          (job) =>
+            new Promise<SettlementResult>((resolve, reject) => {
+              if (this.closed) reject(new BatchFailed('import stopped'));
+              else this.waiters.set(id, { kind: 'settlement', jobTimestamp: job.timestamp, resolve: (r) => resolve(r as SettlementResult), reject });
+            }),
+        )
+        .finally(() => this.settlements.delete(task));
+      this.settlements.add(task);
+      task.catch(() => undefined);
+    }
+    this.unsettled.clear();
+    this.unsettledSince = null;
   }
 
   close(): void {
@@ -86,7 +143,7 @@ export class BatchSubmitter {
   }
 
   /** Makes sure a job for the batch is queued or running; returns its creation time. */
-  private async enqueue(id: string, data: ImportBatchJob): Promise<number> {
+  private async enqueue(id: string, data: ImportJob): Promise<number> {
     const existing = await this.queue.getJob(id);
     const state = existing ? await existing.getState() : 'missing';
     if (existing && state === 'failed') {
@@ -99,9 +156,9 @@ export class BatchSubmitter {
     return job.timestamp;
   }
 
-  private settle(jobId: string, returnvalue: unknown): void {
+  private answer(jobId: string, returnvalue: unknown): void {
     const waiter = this.waiters.get(jobId);
-    const result = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as ImportBatchResult | null | undefined;
+    const result = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as unknown;
     // No value: the job was read before it completed (getJob, then getState saw 'completed'); the next
     // poll reads it again.
     if (!waiter || result === null || result === undefined) return;
@@ -115,26 +172,44 @@ export class BatchSubmitter {
     const job = await this.queue.getJob(jobId);
     if (job && (await job.getState()) === 'failed') {
       this.waiters.delete(jobId);
-      waiter.reject(new BatchFailed(`batch ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
+      waiter.reject(new BatchFailed(`${waiter.kind} ${jobId} failed after ${job.attemptsMade} attempts: ${job.failedReason}`));
     }
   }
 
   /** The fallback to events: a finished job's return value, or the result stored in MongoDB once the job is gone. */
   private async poll(): Promise<void> {
+    if (this.unsettledSince !== null && Date.now() - this.unsettledSince >= SETTLE_AFTER_MS && !this.closed) this.sendSettlements();
     for (const jobId of [...this.waiters.keys()]) {
       try {
         const job = await this.queue.getJob(jobId);
         const state = job ? await job.getState() : 'missing';
-        if (job && state === 'completed') this.settle(jobId, job.returnvalue);
+        if (job && state === 'completed') this.answer(jobId, job.returnvalue);
         else if (state === 'failed') await this.checkFailed(jobId);
-        else if (state === 'missing' || state === 'unknown') {
-          const stored = await finishedBatch(this.db, jobId);
-          const ours = this.waiters.get(jobId)?.jobTimestamp;
-          if (stored) this.settle(jobId, { ...stored.result, replayed: stored.job_timestamp !== ours });
-        }
+        else if (state === 'missing' || state === 'unknown') await this.settleFromStore(jobId);
       } catch {
         // A transient Redis or MongoDB error: the next poll tries again.
       }
     }
+  }
+
+  /** A job gone from the queue (Redis lost it, or retention removed it): its outcome as MongoDB holds it. */
+  private async settleFromStore(jobId: string): Promise<void> {
+    const waiter = this.waiters.get(jobId);
+    if (waiter?.kind === 'settlement') {
+      const done = await settlementDone(this.db, jobId);
+      if (done) this.answer(jobId, done);
+      return;
+    }
+    const stored = await finishedBatch(this.db, jobId);
+    if (stored) this.answer(jobId, { ...stored.result, replayed: stored.job_timestamp !== waiter?.jobTimestamp });
+  }
+}
+
+/** Waits until the set is empty (tasks remove themselves); throws the first failure. */
+async function settleAll(tasks: ReadonlySet<Promise<unknown>>): Promise<void> {
+  while (tasks.size > 0) {
+    const results = await Promise.allSettled([...tasks]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 }

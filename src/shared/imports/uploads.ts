@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import type { Queue, QueueEvents } from 'bullmq';
 import type { AnyBulkWriteOperation, Db, Filter } from 'mongodb';
 import { openImport, type ImportDoc } from '../ledger';
-import type { ImportBatchJob, ImportBatchResult } from '../queues/payloads';
+import type { ImportBatchResult, ImportJob } from '../queues/payloads';
 import { feedRecords } from './feed';
 import type { Format } from './records';
 import { BatchFailed, BatchSubmitter } from './submit';
@@ -120,7 +120,7 @@ export async function claimUpload(db: Db, upload: { importId: string; name: stri
 
 export interface UploadRunOptions {
   db: Db;
-  queue: Queue<ImportBatchJob>;
+  queue: Queue<ImportJob>;
   events: QueueEvents;
   importId: string;
   format: Format;

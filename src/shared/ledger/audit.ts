@@ -26,9 +26,9 @@ export interface AuditReport {
  * operator's tool, never on the hot path). For every account:
  * - balance = opening_balance + sum(ledger entries) + sum(markers whose entry is not written yet);
  * - the fees of its charged records = the ledger's charges minus its refunds. A record counts as charged
- *   when its state says so ('charged'), when it is 'imported' and its batch debit of the account is in
- *   the ledger, when it is 'pending' and its charge is in the ledger, or when it is 'rolling_back' and
- *   its refund is not in the ledger yet.
+ *   when its state says so ('charged'), when it is 'imported' and its batch's debit of the account is in
+ *   the ledger (under the batch's id, or a settlement's entry listing the batch), when it is 'pending'
+ *   and its charge is in the ledger, or when it is 'rolling_back' and its refund is not in the ledger yet.
  */
 export async function auditLedger(collections: Pick<Collections, 'accounts' | 'ledger' | 'transactions'>): Promise<AuditReport> {
   const ledgerSum = new Map<string, bigint>();
@@ -36,9 +36,12 @@ export async function auditLedger(collections: Pick<Collections, 'accounts' | 'l
   const ids = new Set<string>();
   const add = (map: Map<string, bigint>, key: string, amount: bigint) => map.set(key, (map.get(key) ?? 0n) + amount);
   let entries = 0;
-  for await (const entry of collections.ledger.find({}, { projection: { _id: 1, account_tag: 1, amount: 1, kind: 1 } })) {
+  // (batch, account) pairs a settlement's debit charges (settlements.ts).
+  const settled = new Set<string>();
+  for await (const entry of collections.ledger.find({}, { projection: { _id: 1, account_tag: 1, amount: 1, kind: 1, batches: 1 } })) {
     entries += 1;
     ids.add(entry._id);
+    for (const batch of entry.batches ?? []) settled.add(`${batch}\0${entry.account_tag}`);
     add(ledgerSum, entry.account_tag, entry.amount);
     if (entry.kind !== 'adjust') add(netCharges, entry.account_tag, -entry.amount);
   }
@@ -55,7 +58,9 @@ export async function auditLedger(collections: Pick<Collections, 'accounts' | 'l
         charged = true;
         break;
       case 'imported':
-        charged = record.charge_op !== undefined && ids.has(opIds.importDebit(record.charge_op, record.account_tag));
+        charged =
+          record.charge_op !== undefined &&
+          (ids.has(opIds.importDebit(record.charge_op, record.account_tag)) || settled.has(`${record.charge_op}\0${record.account_tag}`));
         break;
       case 'pending':
         inFlight += 1;

@@ -77,6 +77,8 @@ export async function applyBatchDebits(
   debits: ReadonlyMap<string, bigint>,
   initial: ReadonlyMap<string, BatchDebitStateOf>,
   lap: (phase: string) => void = () => {},
+  /** A settlement's: per account, the batches its total charges (kept in the marker and the entry). */
+  covers?: ReadonlyMap<string, string[]>,
 ): Promise<{ conflicts: number }> {
   let conflicts = 0;
   let state: ReadonlyMap<string, BatchDebitStateOf> = initial;
@@ -85,7 +87,7 @@ export async function applyBatchDebits(
   for (let round = 0; ; round++) {
     for (const tag of pending) {
       const s = state.get(tag);
-      if (s?.applied) ours.set(tag, s.slot?.op === opIds.importDebit(batchId, tag) ? s.slot : markerFor(batchId, tag, debits.get(tag)!));
+      if (s?.applied) ours.set(tag, s.slot?.op === opIds.importDebit(batchId, tag) ? s.slot : markerFor(batchId, tag, debits.get(tag)!, covers?.get(tag)));
     }
     // A missing account (deleted since it was read) has nothing to debit.
     pending = pending.filter((tag) => state.has(tag) && !state.get(tag)!.applied);
@@ -97,7 +99,7 @@ export async function applyBatchDebits(
       return slot ? [{ tag, marker: slot }] : [];
     }));
     lap('debit_settle_previous');
-    const markers = new Map(pending.map((tag) => [tag, markerFor(batchId, tag, debits.get(tag)!)]));
+    const markers = new Map(pending.map((tag) => [tag, markerFor(batchId, tag, debits.get(tag)!, covers?.get(tag))]));
     const ops: AnyBulkWriteOperation<AccountDoc>[] = pending.map((tag) => ({
       updateOne: {
         // `ledger_rev: null` also matches an account never changed (no field yet), and stays an exact key.
@@ -138,8 +140,8 @@ export async function settleImportSlots(store: LedgerStore, db: Db, markers: Arr
   return settleEntries(store, markers.filter((m) => !m.marker.ref || !done.has(m.marker.ref)), true);
 }
 
-function markerFor(batchId: string, tag: string, total: bigint): LedgerMarker {
-  return markerOf({ op: opIds.importDebit(batchId, tag), account_tag: tag, amount: -total, kind: 'import', transaction_tag: null, ref: batchId });
+function markerFor(batchId: string, tag: string, total: bigint, batches?: string[]): LedgerMarker {
+  return markerOf({ op: opIds.importDebit(batchId, tag), account_tag: tag, amount: -total, kind: 'import', transaction_tag: null, ref: batchId, ...(batches ? { batches } : {}) });
 }
 
 /**

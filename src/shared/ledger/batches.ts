@@ -65,9 +65,26 @@ export interface ImportBatchDoc {
   /** Every debit of the batch has its ledger entry (set with the result by a batch that wrote them). */
   debits_settled?: boolean;
   finished_at?: Date;
+  /**
+   * A file batch's debits, left to a settlement (settlements.ts): the per-account totals of its own
+   * records, stored with its result. `settle_pending` stays until a settlement claims the batch, which
+   * then names itself in `settled_by` (set once, never changed).
+   */
+  debits?: BatchDebit[];
+  settle_pending?: true;
+  settled_by?: string;
+  /** A settlement's document: the batches it was sent for (it settles those it claimed). */
+  members?: string[];
+}
+
+/** One account's total in a batch whose debits wait for a settlement; a debit is positive (the amount taken). */
+export interface BatchDebit {
+  account_tag: string;
+  amount: bigint;
 }
 
 export const importsOf = (db: Db) => db.collection<ImportDoc>('imports');
+/** The same collection as `collections.importBatches` (src/shared/mongo.ts), for code that holds the Db. */
 export const importBatchesOf = (db: Db) => db.collection<ImportBatchDoc>('import_batches');
 
 /** Creates the import's document on its first run, or returns the existing one; counts runs. */
@@ -119,6 +136,18 @@ export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: nu
   await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date(), debits_settled: true } });
 }
 
+/**
+ * Stores a file batch's result with its debits left to a settlement (settlements.ts). Only the first
+ * execution to get here writes: `settle_pending` must never come back once a settlement has claimed the
+ * batch (that would settle it twice), and every execution computes the same result and debits anyway.
+ */
+export async function storeDeferredBatchResult(db: Db, batchId: string, jobTimestamp: number, result: ImportBatchResult, debits: BatchDebit[]): Promise<void> {
+  await importBatchesOf(db).updateOne(
+    { _id: batchId, result: { $exists: false } },
+    { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date(), debits, settle_pending: true } },
+  );
+}
+
 /** An agent batch is decided 'done': its answer stands. */
 export async function markBatchDecided(db: Db, batchId: string): Promise<void> {
   await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { decided_at: new Date() } });
@@ -138,12 +167,21 @@ export function timedOutBatchResult(batchId: string, lines: ReadonlyArray<{ line
   };
 }
 
-export type BatchDebitState = 'done' | 'running' | 'unknown';
+/**
+ * Where the debit of an 'imported' record's batch stands: 'done' once it is applied or known not to be
+ * (`debitedBy` is then the id its ledger entries carry: the batch's own, or its settlement's);
+ * 'running' while the batch has no result; 'settling' while a file batch's result waits for its
+ * settlement's debits; 'unknown' without a batch document (the ledger under the batch's id is all there is).
+ */
+export type BatchDebitState = { state: 'done' | 'unknown'; debitedBy: string } | { state: 'running' | 'settling' };
 
-/** Whether the batch that wrote an 'imported' record has finished ('running': not yet; 'unknown': no document). */
 export async function batchDebitState(db: Db, batchId: string): Promise<BatchDebitState> {
   // The result itself (refusals, totals) is not needed; `result.lines` stands for it in the predicate.
-  const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1, 'result.lines': 1 } });
-  if (!doc) return 'unknown';
-  return isFinished(doc) ? 'done' : 'running';
+  const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1, 'result.lines': 1, settle_pending: 1, settled_by: 1, 'debits.account_tag': 1 } });
+  if (!doc) return { state: 'unknown', debitedBy: batchId };
+  if (!isFinished(doc)) return { state: 'running' };
+  if (!doc.debits) return { state: 'done', debitedBy: batchId };
+  if (!doc.settled_by) return { state: 'settling' };
+  const settlement = await importBatchesOf(db).findOne({ _id: doc.settled_by }, { projection: { _id: 1, debits_settled: 1 } });
+  return settlement?.debits_settled ? { state: 'done', debitedBy: doc.settled_by } : { state: 'settling' };
 }

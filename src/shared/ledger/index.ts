@@ -15,6 +15,7 @@
  *    that stays is a crash to recover (rating audit reports it), never a normal state. Import batch
  *    debits, which touch hundreds of accounts, keep theirs in one slot (`import_marker`) instead, which
  *    the next batch debit overwrites only after settling it (batch-debits.ts): one update per account.
+ *    File imports debit through settlements (settlements.ts): one update per account for many batches.
  * 3. A missing entry proves the change did not happen. Every write that changes a balance is either
  *    guarded by a precondition only it can consume (applyGuarded: a running entry with a unique id,
  *    pulled by the same write) or conditional on the account's `ledger_rev` as read before the ledger
@@ -34,6 +35,8 @@ export type { ApplyOutcome } from './apply';
 export { applyBatchDebits, debitStateOf, readBatchDebits, settleImportSlots } from './batch-debits';
 export type { BatchDebitStateOf } from './batch-debits';
 export * from './batches';
+export { newSettlementId, settleImportBatches, settleLeftBehind, settlementDone } from './settlements';
+export type { SettlementResult } from './settlements';
 export { markerOf, opIds } from './model';
 export type { LedgerEntryDoc, LedgerKind, LedgerMarker, LedgerOp } from './model';
 export type { LedgerStore } from './store';

@@ -21,6 +21,12 @@ export interface LedgerEntryDoc {
   transaction_tag: string | null;
   /** The record charged or refunded, the batch of an import debit, or the reason of an adjustment. */
   ref: string | null;
+  /**
+   * A settlement's debit (settlements.ts): the import batches whose records it charges on this account.
+   * The ledger alone then proves which 'imported' records are charged, whatever becomes of the batches'
+   * documents.
+   */
+  batches?: string[];
   at: Date;
 }
 
@@ -34,6 +40,7 @@ export interface LedgerMarker {
   kind: LedgerKind;
   transaction_tag: string | null;
   ref: string | null;
+  batches?: string[];
   at: Date;
 }
 
@@ -58,10 +65,19 @@ export const opIds = {
 
 /** The marker an operation leaves on its account while its ledger entry is being written. */
 export function markerOf(op: LedgerOp, at: Date = new Date()): LedgerMarker {
-  return { op: op.op, amount: op.amount, kind: op.kind, transaction_tag: op.transaction_tag, ref: op.ref, at };
+  return { op: op.op, amount: op.amount, kind: op.kind, transaction_tag: op.transaction_tag, ref: op.ref, ...(op.batches ? { batches: op.batches } : {}), at };
 }
 
 /** The ledger entry a marker stands for (markerOf's inverse): written once the balance changed. */
 export function entryOf(accountTag: string, marker: LedgerMarker): LedgerEntryDoc {
-  return { _id: marker.op, account_tag: accountTag, amount: marker.amount, kind: marker.kind, transaction_tag: marker.transaction_tag, ref: marker.ref, at: marker.at };
+  return {
+    _id: marker.op,
+    account_tag: accountTag,
+    amount: marker.amount,
+    kind: marker.kind,
+    transaction_tag: marker.transaction_tag,
+    ref: marker.ref,
+    ...(marker.batches ? { batches: marker.batches } : {}),
+    at: marker.at,
+  };
 }

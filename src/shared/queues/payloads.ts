@@ -140,6 +140,21 @@ export interface ImportBatchJob {
   deadline: number | null;
 }
 
+/**
+ * A settlement of file import batches (src/shared/ledger/settlements.ts): debits, per account, the
+ * totals of those of `batches` that no other settlement took. `settlement_id` is unique and is the job id.
+ */
+export interface ImportSettlementJob {
+  import_id: string;
+  settlement_id: string;
+  batches: string[];
+}
+
+/** What the `imports` queue carries: batches ('import-batch') and their settlements ('import-settle'). */
+export type ImportJob = ImportBatchJob | ImportSettlementJob;
+
+export const isSettlementJob = (job: ImportJob): job is ImportSettlementJob => 'settlement_id' in job;
+
 export interface ImportRefusal {
   line: number;
   /** NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, or TIMEOUT. */

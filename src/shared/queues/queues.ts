@@ -2,7 +2,7 @@ import { DefaultJobOptions, Queue, QueueEvents } from 'bullmq';
 import type { Config } from '../config';
 import type { RedisClient } from '../redis';
 import { QueueNames } from './names';
-import type { AlertJob, ImportBatchJob, MaintenanceJob, ProcessingJob, TransactionJob } from './payloads';
+import type { AlertJob, ImportJob, MaintenanceJob, ProcessingJob, TransactionJob } from './payloads';
 
 /**
  * Retention keeps Redis bounded: finished jobs are trimmed by age and count.
@@ -49,7 +49,7 @@ export interface Queues {
   processing: Queue<ProcessingJob>;
   alerts: Queue<AlertJob>;
   maintenance: Queue<MaintenanceJob>;
-  imports: Queue<ImportBatchJob>;
+  imports: Queue<ImportJob>;
   close(): Promise<void>;
 }
 
@@ -66,7 +66,7 @@ export function createQueues(connection: RedisClient, prefix: string): Queues {
     processing: make<ProcessingJob>(QueueNames.processing),
     alerts: make<AlertJob>(QueueNames.alerts),
     maintenance: make<MaintenanceJob>(QueueNames.maintenance),
-    imports: make<ImportBatchJob>(QueueNames.imports),
+    imports: make<ImportJob>(QueueNames.imports),
   };
   return {
     ...queues,

@@ -11,11 +11,13 @@ import {
   markBatchDecided,
   readBatchDebits,
   storeBatchResult,
+  storeDeferredBatchResult,
 } from '../../shared/ledger';
-import type { TransactionDoc } from '../../shared/domain/types';
+import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import type { ImportBatchJob, ImportBatchResult, ImportRefusal } from '../../shared/queues/payloads';
 import { decideByDeadline } from '../transactions/decide';
 import type { TransactionDeps } from '../transactions/deps';
+import { phaseClock, type PhaseClock } from '../../shared/phase-clock';
 import { undoAgentBatch } from './undo';
 import { loadAccounts } from './accounts';
 import { LinePlan, planBatch, PlannedRecord } from './plan';
@@ -34,14 +36,15 @@ import { existingFees, insertRecords } from './store';
  *     else (the line is a duplicate). The first execution of a batch finding its own records fails
  *     loudly: they were written by a run whose claim is gone, and charging them again could double it;
  *  3. the same for the other parties (linked accounts, inbound receiver) of the lines that are ours;
- *  4. per account, the total of the batch's own records, debited once through the ledger
- *     (`import:<batch>:<account>`, src/shared/ledger). The first execution knows its own records are
- *     those it just wrote, and that no debit of the batch can exist (nobody claimed the batch before
- *     its accounts were read). Any other execution (a retry, a rerun, a duplicate delivery) takes
- *     every record the batch ever wrote as stored (by `charge_op`), not as it would rate them now (a
- *     rate or an account may have changed since), and reads the ledger first;
- *  5. store the result on the batch's document: this one write is what makes all its records
- *     charged (TransactionDoc.state 'imported'), instead of marking each record.
+ *  4. per account, the total of the batch's own records. The first execution knows its own records are
+ *     those it just wrote. Any other execution (a retry, a rerun, a duplicate delivery) takes every
+ *     record the batch ever wrote as stored (by `charge_op`), not as it would rate them now (a rate or
+ *     an account may have changed since);
+ *  5. a file batch stores its result with these totals, for a settlement to debit together with other
+ *     batches' (src/shared/ledger/settlements.ts); an agent batch debits them once through the ledger
+ *     (`import:<batch>:<account>`) and then stores its result. Either way, one write on the batch's
+ *     document makes all its records charged once the debit is in the ledger (TransactionDoc.state
+ *     'imported'), instead of marking each record.
  */
 export async function processImportBatch(deps: TransactionDeps, job: ImportBatchJob, jobTimestamp: number): Promise<ImportBatchResult> {
   const { ctx } = deps;
@@ -75,30 +78,58 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   const own = first ? written : await storedRecordsOf(deps, batchId);
   clock.lap('insert_records');
 
-  // Step 4: one debit per account for the batch's total.
+  // Step 4: one total per account.
   const debits = new Map<string, bigint>();
   for (const record of own) debits.set(record.account_tag, (debits.get(record.account_tag) ?? 0n) + record.fee);
   for (const [tag, total] of debits) if (total === 0n) debits.delete(tag);
-  let initial: Map<string, BatchDebitStateOf>;
-  if (first) {
-    initial = new Map();
-    for (const tag of debits.keys()) {
-      const account = accountMap.get(tag);
-      if (account) initial.set(tag, debitStateOf(account, opIds.importDebit(batchId, tag)));
-    }
-  } else {
-    initial = await readBatchDebits(ctx.mongo.collections, batchId, [...debits.keys()]);
-  }
-  clock.lap('debit_prepare');
-  const { conflicts } = await applyBatchDebits(ctx.mongo.collections, ctx.mongo.db, batchId, debits, initial, (phase) => clock.lap(phase));
+  const result = summarize(batchId, job, plans, own);
 
   // Step 5.
-  const result = summarize(batchId, job, plans, own);
+  if (job.deadline === null) {
+    // A file batch whose own debits are (partly) applied was started by a version that debited file
+    // batches itself: it finishes that way, or its settlement would charge those accounts again.
+    const started = first ? null : await readBatchDebits(ctx.mongo.collections, batchId, [...debits.keys()]);
+    if (!started || ![...started.values()].some((s) => s.applied)) {
+      await storeDeferredBatchResult(ctx.mongo.db, batchId, jobTimestamp, result, [...debits].map(([account_tag, amount]) => ({ account_tag, amount })));
+      clock.lap('store_result');
+      ctx.logger.debug({ batch: batchId, lines: result.lines, rated: result.rated, accounts_to_settle: debits.size, phase_ms: clock.phases }, 'import batch done');
+      return result;
+    }
+    await debitNow(deps, batchId, jobTimestamp, result, debits, started, clock);
+    return result;
+  }
+  const initial = first ? initialFromRead(accountMap, batchId, debits) : await readBatchDebits(ctx.mongo.collections, batchId, [...debits.keys()]);
+  await debitNow(deps, batchId, jobTimestamp, result, debits, initial, clock);
+  return concludeAgentBatch(deps, job, batchId, result);
+}
+
+/** The debit state of each account from the read made before the batch was first claimed (no debit of it can exist). */
+function initialFromRead(accountMap: ReadonlyMap<string, Pick<AccountDoc, 'ledger_rev' | 'import_marker'>>, batchId: string, debits: ReadonlyMap<string, bigint>): Map<string, BatchDebitStateOf> {
+  const initial = new Map<string, BatchDebitStateOf>();
+  for (const tag of debits.keys()) {
+    const account = accountMap.get(tag);
+    if (account) initial.set(tag, debitStateOf(account, opIds.importDebit(batchId, tag)));
+  }
+  return initial;
+}
+
+/** Debits the batch's totals under its own id (`import:<batch>:<account>`), then stores its result. */
+async function debitNow(
+  deps: TransactionDeps,
+  batchId: string,
+  jobTimestamp: number,
+  result: ImportBatchResult,
+  debits: ReadonlyMap<string, bigint>,
+  initial: ReadonlyMap<string, BatchDebitStateOf>,
+  clock: PhaseClock,
+): Promise<void> {
+  const { ctx } = deps;
+  clock.lap('debit_prepare');
+  const { conflicts } = await applyBatchDebits(ctx.mongo.collections, ctx.mongo.db, batchId, debits, initial, (phase) => clock.lap(phase));
   await storeBatchResult(ctx.mongo.db, batchId, jobTimestamp, result);
   clock.lap('store_result');
   // Per-phase milliseconds: bench:import --profile sums them to show where an import's time goes.
   ctx.logger.debug({ batch: batchId, lines: result.lines, rated: result.rated, accounts_debited: debits.size, debit_conflicts: conflicts, phase_ms: clock.phases }, 'import batch done');
-  return job.deadline === null ? result : concludeAgentBatch(deps, job, batchId, result);
 }
 
 /**
@@ -112,19 +143,6 @@ async function concludeAgentBatch(deps: TransactionDeps, job: ImportBatchJob, ba
   if (state === 'abandoned') return undoAgentBatch(deps, batchId, job.lines);
   await markBatchDecided(deps.ctx.mongo.db, batchId);
   return result;
-}
-
-function phaseClock() {
-  const phases: Record<string, number> = {};
-  let last = performance.now();
-  return {
-    phases,
-    lap(name: string) {
-      const now = performance.now();
-      phases[name] = Math.round(((phases[name] ?? 0) + now - last) * 10) / 10;
-      last = now;
-    },
-  };
 }
 
 /** What the debit and the summary need of a record the batch owns, as stored. */

@@ -1,16 +1,24 @@
 import type { Job } from 'bullmq';
-import type { ImportBatchJob, ImportBatchResult } from '../../shared/queues/payloads';
+import { isSettlementJob, type ImportBatchResult, type ImportJob } from '../../shared/queues/payloads';
 import { beforeDeadline, TransactionDeps } from '../transactions/deps';
 import { processImportBatch } from './batch';
-import { importBatchId, timedOutBatchResult } from '../../shared/ledger';
+import { phaseClock } from '../../shared/phase-clock';
+import { importBatchId, settleImportBatches, timedOutBatchResult, type SettlementResult } from '../../shared/ledger';
 
 /**
- * The `imports` queue: batches of finished calls (CDR files, recordTransactions). The result is the
- * job's return value; file imports also keep it in MongoDB (see registry.ts).
+ * The `imports` queue: batches of finished calls (CDR files, recordTransactions), and the settlements
+ * of file batches' debits. The result is the job's return value; file imports also keep it in MongoDB
+ * (import_batches).
  */
 export function importProcessor(deps: TransactionDeps) {
-  return async (job: Job<ImportBatchJob>): Promise<ImportBatchResult> => {
+  return async (job: Job<ImportJob>): Promise<ImportBatchResult | SettlementResult> => {
     const data = job.data;
+    if (isSettlementJob(data)) {
+      const clock = phaseClock();
+      const result = await settleImportBatches(deps.ctx.mongo.collections, deps.ctx.mongo.db, data.settlement_id, data.import_id, data.batches, (phase) => clock.lap(phase));
+      deps.ctx.logger.debug({ jobId: job.id, ...result, phase_ms: clock.phases }, 'import batches settled');
+      return result;
+    }
     // Only a batch that has not started may be dropped: a retry of one that crashed midway must finish
     // it (its records may be written already), even if the caller has stopped waiting.
     const firstStart = job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1;

@@ -1,6 +1,6 @@
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { chunks } from '../../shared/chunks';
-import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportSlots } from '../../shared/ledger';
+import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportSlots, settleLeftBehind } from '../../shared/ledger';
 import { undoAgentBatch } from '../imports/undo';
 import { abandonUnlessDecided, covers, type OperationRef, type OutcomeDoc, type RollbackTarget } from '../../shared/outcomes';
 import { removeEntry } from '../transactions/entries';
@@ -31,6 +31,8 @@ export interface RecoveryResult {
   recordsUndone: number;
   rollbacksFinished: number;
   batchesUndone: number;
+  /** File import batches settled here (their importer stopped, or their settlement's job was lost). */
+  batchesSettled: number;
 }
 
 /**
@@ -44,13 +46,15 @@ export interface RecoveryResult {
  *   processing's: settled from the ledger (processing's own reconcile);
  * - records 'rolling_back': their refund finished and the record deleted;
  * - rollbacks decided 'done' whose job was lost before finishing: carried out;
- * - agent batches (recordTransactions) never decided by their deadline: taken back.
+ * - agent batches (recordTransactions) never decided by their deadline: taken back;
+ * - file import batches finished but never settled, and settlements left unfinished: settled.
  * Ended calls whose processing job was lost are queued again by requeue-ended.ts.
  */
 export async function recoverInterrupted(deps: TransactionDeps, now: Date = new Date()): Promise<RecoveryResult> {
-  const result: RecoveryResult = { markersSettled: 0, beginsUndone: 0, endsUndone: 0, recordsFinished: 0, recordsUndone: 0, rollbacksFinished: 0, batchesUndone: 0 };
+  const result: RecoveryResult = { markersSettled: 0, beginsUndone: 0, endsUndone: 0, recordsFinished: 0, recordsUndone: 0, rollbacksFinished: 0, batchesUndone: 0, batchesSettled: 0 };
   const cutoff = now.getTime() - takeoverAfterMs(deps);
   await settleMarkers(deps, cutoff, result);
+  result.batchesSettled = await settleLeftBehind(deps.ctx.mongo.collections, deps.ctx.mongo.db, cutoff);
   await undecidedAgentBatches(deps, cutoff, result);
   await undecidedEntries(deps, cutoff, result);
   await interruptedRecords(deps, cutoff, result);

@@ -1,5 +1,5 @@
 import type { TransactionDoc } from '../../shared/domain/types';
-import { applyOnce, BatchDebitState, opIds, wasApplied } from '../../shared/ledger';
+import { applyOnce, batchDebitState, BatchDebitState, opIds, wasApplied } from '../../shared/ledger';
 import { recordCredit } from '../../shared/metrics';
 import { fateOf } from './decide';
 import { reconcile } from './processing';
@@ -30,8 +30,8 @@ export async function refundRecord(deps: TransactionDeps, seen: TransactionDoc, 
 
 /**
  * Whether a record's fee was taken. Records written through the API (no state) never were; 'charged'
- * and 'rolling_back' ones were. An 'imported' one was if its batch's debit of that account is in the
- * ledger. A 'pending' one of processing was if its charge is in the ledger (its entry is gone, so it
+ * and 'rolling_back' ones were. An 'imported' one was if its batch's debit of that account (or its
+ * settlement's) is in the ledger. A 'pending' one of processing was if its charge is in the ledger (its entry is gone, so it
  * can no longer be charged); a 'pending' one of recordTransaction is charged now, so that the record
  * job, wherever it is, finds its charge done and the refund below matches it.
  */
@@ -43,12 +43,17 @@ async function charged(deps: TransactionDeps, record: TransactionDoc, batches: R
     case 'charged':
     case 'rolling_back':
       return true;
-    case 'imported':
-      return (
-        record.charge_op !== undefined &&
-        batches.get(record.charge_op) !== 'running' &&
-        (await wasApplied(store, record.account_tag, opIds.importDebit(record.charge_op, record.account_tag)))
-      );
+    case 'imported': {
+      if (record.charge_op === undefined) return false;
+      const known = batches.get(record.charge_op);
+      if (known) return 'debitedBy' in known && (await wasApplied(store, record.account_tag, opIds.importDebit(known.debitedBy, record.account_tag)));
+      // Not checked by the caller (an agent batch taken back, a rollback finished later): read now. A
+      // batch that has not finished is an agent batch taken back midway: whatever it debited is under its id.
+      const batch = await batchDebitState(deps.ctx.mongo.db, record.charge_op);
+      // Its settlement will charge this record: deleting it uncharged now would leave that charge without a record.
+      if (batch.state === 'settling') throw new Error(`record ${record._id}: its import batch ${record.charge_op} is not settled yet; try again`);
+      return wasApplied(store, record.account_tag, opIds.importDebit('debitedBy' in batch ? batch.debitedBy : record.charge_op, record.account_tag));
+    }
     case 'pending': {
       const charge = opIds.charge(record._id);
       if (record.charged_by !== 'record') return wasApplied(store, record.account_tag, charge);

@@ -79,7 +79,7 @@ async function findTargets(
   for (const r of records) {
     if (r.state !== 'imported' || !r.charge_op || batches.has(r.charge_op)) continue;
     const state = await batchStateBy(deps, r.charge_op, deadline);
-    if (state === 'running') return 'busy';
+    if (state.state === 'running' || state.state === 'settling') return 'busy';
     batches.set(r.charge_op, state);
   }
   return { targets, batches };
@@ -119,11 +119,11 @@ export async function finishPendingRollbacks(deps: TransactionDeps, callerTag: s
   return pending.length;
 }
 
-/** Polls an import batch until its debits are done or it is unknown, or the agent's deadline comes near ('running'). */
+/** Polls an import batch until its debits are done or it is unknown, or the agent's deadline comes near ('running' or 'settling'). */
 async function batchStateBy(deps: TransactionDeps, batchId: string, deadline: number): Promise<BatchDebitState> {
   for (;;) {
     const state = await batchDebitState(deps.ctx.mongo.db, batchId);
-    if (state !== 'running' || !beforeDeadline(deadline, BATCH_POLL_MS)) return state;
+    if (!(state.state === 'running' || state.state === 'settling') || !beforeDeadline(deadline, BATCH_POLL_MS)) return state;
     await new Promise((resolve) => setTimeout(resolve, BATCH_POLL_MS));
   }
 }

@@ -252,6 +252,37 @@ describe('agent operations and refusals', () => {
     expect(await transactions().countDocuments({ account_tag: 'imported' })).toBe(0);
   });
 
+  it('refunds a record of a file batch only once its settlement debited it, waiting until then', async () => {
+    await accounts().insertOne(account('settled', { balance: 100n }));
+    const batches = h.ctx.mongo.collections.importBatches;
+    // A finished file batch whose debit waits for a settlement (storeDeferredBatchResult).
+    await batches.insertOne({
+      _id: 'imp/g/0',
+      import_id: 'g',
+      batch: 0,
+      claimed_at: new Date(),
+      job_timestamp: 1,
+      result: { batch_id: 'imp/g/0', lines: 1, rated: 1, duplicate_lines: [], refused: [], charged: '30', charged_linked: '0', replayed: false },
+      debits: [{ account_tag: 'settled', amount: 30n }],
+      settle_pending: true,
+    });
+    await transactions().insertOne({ _id: 'imp-settling', account_tag: 'settled', origin_account_tag: 'settled', transaction_tag: 's1', source: '1', source_ip: null, destination: '3932', carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null, timestamp_begin: new Date(), timestamp_end: new Date(), inbound: false, failed: false, duration: 60, fee: 30n, state: 'imported', charge_op: 'imp/g/0' });
+
+    const pending = h.rest('/v1/rollback_transaction', { transaction_tag: 's1', account_tag: 'settled' });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await transactions().findOne({ _id: 'imp-settling' })).not.toBeNull();
+    expect(await balance('settled')).toBe(100n);
+    // What the settlement leaves: the batch claimed, its debit applied and in the ledger, the settlement done.
+    const settlement = 'imp/g/s/1';
+    await batches.insertOne({ _id: settlement, import_id: 'g', batch: -1, claimed_at: new Date(), members: ['imp/g/0'], debits_settled: true });
+    await h.ctx.mongo.collections.ledger.insertOne({ _id: `import:${settlement}:settled`, account_tag: 'settled', amount: -30n, kind: 'import', transaction_tag: null, ref: settlement, at: new Date() });
+    await accounts().updateOne({ account_tag: 'settled' }, { $inc: { balance: -30n } });
+    await batches.updateOne({ _id: 'imp/g/0' }, { $set: { settled_by: settlement }, $unset: { settle_pending: '' } });
+    expect((await pending).body).toMatchObject({ ok: true, reason: null });
+    expect(await balance('settled')).toBe(100n);
+    expect(await transactions().countDocuments({ account_tag: 'settled' })).toBe(0);
+  });
+
   it('rolls back a running call without charge', async () => {
     await h.rest('/v1/begin_transaction', call('rb1', 'rich'));
     expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'rb1', account_tag: 'rich' })).body).toMatchObject({ ok: true, reason: null });

@@ -1,3 +1,4 @@
+import { auditLedger } from '../../../src/shared/ledger/audit';
 import { createTestContext, TestContext } from '../../support/harness';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';
 import { waitFor } from '../../support/agent-harness';
@@ -68,8 +69,13 @@ describe('rating import: interrupted and resumed, two workers', () => {
     const records = ctx.mongo.collections.transactions;
     expect(await records.countDocuments({})).toBe(400 + 160 + calls.filter((c) => c.receiver).length);
     expect(await records.countDocuments({ state: { $ne: 'imported' } })).toBe(0);
-    // Every batch stored its result, which is what makes its records charged.
-    expect(await batches.countDocuments({ job_timestamp: { $exists: false } })).toBe(0);
+    // Every batch stored its result and was settled (the killed run's finished batches included), which
+    // is what makes its records charged; the audit agrees.
+    expect(await batches.countDocuments({ members: { $exists: false }, job_timestamp: { $exists: false } })).toBe(0);
+    expect(await batches.countDocuments({ settle_pending: true })).toBe(0);
+    expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
+    // Each of the 40 batches charged a0; its settlements debited it a few times, not once per batch.
+    expect(await ctx.mongo.collections.ledger.countDocuments({ account_tag: 'a0', kind: 'import' })).toBeLessThan(10);
     const inbound = await records.findOne({ account_tag: 'a5', transaction_tag: 'c7' });
     expect(inbound).toMatchObject({ inbound: true, fee: 0n, tags: ['night', 'batch'], call_parties: ['a2', 'a5'] });
     const parent = await records.findOne({ account_tag: 'p0', transaction_tag: 'c5' });

@@ -1,5 +1,5 @@
 import { auditLedger } from '../../../src/shared/ledger/audit';
-import { batchDebitState, claimBatch, importBatchesOf, importBatchId, opIds } from '../../../src/shared/ledger';
+import { batchDebitState, claimBatch, importBatchesOf, importBatchId, newSettlementId, opIds, settleImportBatches } from '../../../src/shared/ledger';
 import { decideAbandoned } from '../../../src/shared/outcomes';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
 import type { ImportLine } from '../../../src/shared/queues/payloads';
@@ -48,6 +48,13 @@ describe('import batch retried after a crash', () => {
     expect(await insertRecords(ctx.mongo.collections.transactions, docs)).toEqual(new Set());
   }
 
+  /** The settlement the importer sends once the batch is done (a file batch does not debit itself). */
+  async function settle(importId: string): Promise<string> {
+    const id = newSettlementId(importId);
+    await settleImportBatches(ctx.mongo.collections, ctx.mongo.db, id, importId, [importBatchId(importId, 0)]);
+    return id;
+  }
+
   async function changeRate(value: number): Promise<void> {
     const before = await rating.index();
     await ctx.mongo.collections.rates.updateMany({}, { $set: { rate: value } });
@@ -75,6 +82,7 @@ describe('import batch retried after a crash', () => {
     await changeRate(1200); // 20 per second: a fresh rating would charge 240 instead of 12
     const result = await processImportBatch(deps, { import_id: 'rates', batch: 0, lines: [line(1, 'x1', 'a', 5), line(2, 'x2', 'a', 7)], deadline: null }, 1);
     expect(result).toMatchObject({ rated: 2, charged: '12', charged_linked: '12', refused: [] });
+    await settle('rates');
     expect(await balance('a')).toBe(988n);
     expect(await balance('p')).toBe(988n);
     await changeRate(60);
@@ -85,24 +93,27 @@ describe('import batch retried after a crash', () => {
     await ctx.mongo.collections.accounts.updateOne({ account_tag: 'p' }, { $set: { active: false } });
     const result = await processImportBatch(deps, { import_id: 'deactivated', batch: 0, lines: [line(1, 'y1', 'a', 10)], deadline: null }, 1);
     expect(result).toMatchObject({ rated: 1, charged: '10', charged_linked: '10', refused: [] });
+    await settle('deactivated');
     expect(await balance('a')).toBe(978n);
     expect(await balance('p')).toBe(978n);
     await ctx.mongo.collections.accounts.updateOne({ account_tag: 'p' }, { $set: { active: true } });
     expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
   });
 
-  it('keeps a batch debit provable in the account\'s import slot until the next batch settles it', async () => {
+  it('keeps a settlement\'s debit provable in the account\'s import slot until the next debit settles it', async () => {
     const first = await processImportBatch(deps, { import_id: 'slot-1', batch: 0, lines: [line(0, 's1', 'a', 4)], deadline: null }, 4);
     expect(first).toMatchObject({ rated: 1, charged: '4' });
+    const settlement = await settle('slot-1');
     // The crash point: debited (marker in the slot), ledger entry not written.
-    const op = opIds.importDebit(importBatchId('slot-1', 0), 'a');
+    const op = opIds.importDebit(settlement, 'a');
     expect((await ctx.mongo.collections.accounts.findOne({ account_tag: 'a' }))!.import_marker).toMatchObject({ op, amount: -4n });
     await ctx.mongo.collections.ledger.deleteOne({ _id: op });
-    // Such a batch never got to say its entries were written.
-    await importBatchesOf(ctx.mongo.db).updateOne({ _id: importBatchId('slot-1', 0) }, { $unset: { debits_settled: '' } });
+    // Such a settlement never got to say its entries were written.
+    await importBatchesOf(ctx.mongo.db).updateOne({ _id: settlement }, { $unset: { debits_settled: '' } });
     expect(await auditLedger(ctx.mongo.collections)).toMatchObject({ pending_markers: 1, differences: [] });
-    // The next batch on the account settles it before putting its own marker in the slot.
+    // The next debit of the account settles it before putting its own marker in the slot.
     await processImportBatch(deps, { import_id: 'slot-2', batch: 0, lines: [line(0, 's2', 'a', 6)], deadline: null }, 5);
+    await settle('slot-2');
     expect(await ctx.mongo.collections.ledger.findOne({ _id: op })).toMatchObject({ amount: -4n, account_tag: 'a' });
     expect(await auditLedger(ctx.mongo.collections)).toMatchObject({ pending_markers: 0, differences: [] });
   });
@@ -115,7 +126,7 @@ describe('import batch retried after a crash', () => {
     expect(swept.batchesUndone).toBe(1);
     expect(await ctx.mongo.collections.transactions.countDocuments({ transaction_tag: { $in: ['z1', 'z2'] } })).toBe(0);
     expect([await balance('a'), await balance('p')]).toEqual(before);
-    expect(await batchDebitState(ctx.mongo.db, importBatchId('api-lost', 0))).toBe('done');
+    expect(await batchDebitState(ctx.mongo.db, importBatchId('api-lost', 0))).toEqual({ state: 'done', debitedBy: importBatchId('api-lost', 0) });
     // Sent again, the calls are recorded (not DUPLICATE_TRANSACTION).
     const again = await processImportBatch(deps, { import_id: 'api-again', batch: 0, lines: [line(0, 'z1', 'a', 10), line(1, 'z2', 'a', 20)], deadline: Date.now() + 10_000 }, 2);
     expect(again).toMatchObject({ rated: 2, duplicate_lines: [], charged: '30' });
