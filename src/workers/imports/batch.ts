@@ -61,7 +61,7 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
     if (line.destination_account_tag) tags.add(line.destination_account_tag);
   }
   const clock = phaseClock();
-  const [accountMap, index] = await Promise.all([loadAccounts(accounts, tags), deps.rating.index()]);
+  const [accountMap, index] = await Promise.all([loadAccounts(accounts, tags, job.deadline !== null), deps.rating.index()]);
   clock.lap('read_accounts');
   // After the read, so that any other execution's debit comes after it and shows as a changed `ledger_rev`.
   const first = await claimBatch(ctx.mongo.db, batchId, job.import_id, job.batch, job.deadline);
