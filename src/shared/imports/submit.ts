@@ -69,13 +69,7 @@ export class BatchSubmitter {
     const id = importBatchId(importId, batch);
     const task = this.enqueue(id, { import_id: importId, batch, lines, deadline: null })
       // Registered after the job exists: an event that came first is caught by the next poll.
-      .then(
-        (jobTimestamp) =>
-          new Promise<ImportBatchResult>((resolve, reject) => {
-            if (this.closed) reject(new BatchFailed('import stopped'));
-            else this.waiters.set(id, { kind: 'batch', jobTimestamp, resolve: (r) => resolve(r as ImportBatchResult), reject });
-          }),
-      )
+      .then((jobTimestamp) => this.wait<ImportBatchResult>(id, 'batch', jobTimestamp))
       .then((result) => {
         this.toSettle(importId, id);
         return this.onResult(result, lines);
@@ -118,19 +112,21 @@ export class BatchSubmitter {
       const id = newSettlementId(importId);
       const task = this.queue
         .add('import-settle', { import_id: importId, settlement_id: id, batches }, { jobId: id })
-        .then(
-          (job) =>
-            new Promise<SettlementResult>((resolve, reject) => {
-              if (this.closed) reject(new BatchFailed('import stopped'));
-              else this.waiters.set(id, { kind: 'settlement', jobTimestamp: job.timestamp, resolve: (r) => resolve(r as SettlementResult), reject });
-            }),
-        )
+        .then((job) => this.wait<SettlementResult>(id, 'settlement', job.timestamp))
         .finally(() => this.settlements.delete(task));
       this.settlements.add(task);
       task.catch(() => undefined);
     }
     this.unsettled.clear();
     this.unsettledSince = null;
+  }
+
+  /** The answer of a job now queued (by the queue's events, or the poll). */
+  private wait<T>(jobId: string, kind: Waiter['kind'], jobTimestamp: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.closed) reject(new BatchFailed('import stopped'));
+      else this.waiters.set(jobId, { kind, jobTimestamp, resolve: (r) => resolve(r as T), reject });
+    });
   }
 
   close(): void {

@@ -177,11 +177,12 @@ export type BatchDebitState = { state: 'done' | 'unknown'; debitedBy: string } |
 
 export async function batchDebitState(db: Db, batchId: string): Promise<BatchDebitState> {
   // The result itself (refusals, totals) is not needed; `result.lines` stands for it in the predicate.
-  const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1, 'result.lines': 1, settle_pending: 1, settled_by: 1, 'debits.account_tag': 1 } });
+  const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1, 'result.lines': 1, settle_pending: 1, settled_by: 1 } });
   if (!doc) return { state: 'unknown', debitedBy: batchId };
   if (!isFinished(doc)) return { state: 'running' };
-  if (!doc.debits) return { state: 'done', debitedBy: batchId };
-  if (!doc.settled_by) return { state: 'settling' };
+  // A batch that left its debits to a settlement is `settle_pending` until one claims it, `settled_by` after.
+  if (doc.settle_pending) return { state: 'settling' };
+  if (!doc.settled_by) return { state: 'done', debitedBy: batchId };
   const settlement = await importBatchesOf(db).findOne({ _id: doc.settled_by }, { projection: { _id: 1, debits_settled: 1 } });
   return settlement?.debits_settled ? { state: 'done', debitedBy: doc.settled_by } : { state: 'settling' };
 }

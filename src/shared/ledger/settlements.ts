@@ -13,8 +13,8 @@ import type { LedgerStore } from './store';
  * (`debits`, `settle_pending`). The importer (src/shared/imports/submit.ts) sends a settlement for the
  * batches it saw finish, every few seconds; the recovery sweep sends one for batches an importer left
  * behind. A settlement adds up its batches' totals and debits each account once, so an account pays
- * one update per settlement instead of one per batch: with 50 batches of 1000 calls, a uniform import
- * over 10,000 accounts writes 0.2 account updates per call instead of 0.95.
+ * one update per settlement instead of one per batch: with 100 batches of 1000 calls, a uniform import
+ * over 10,000 accounts writes 0.1 account updates per call instead of 0.95.
  *
  * Guarantees, on top of the ledger's (index.ts):
  * - A batch is settled by exactly one settlement. A settlement claims its batches with an update that
@@ -62,10 +62,7 @@ export async function settleImportBatches(
 ): Promise<SettlementResult> {
   const docs = importBatchesOf(db);
   const members = await openSettlement(db, settlementId, importId, batchIds);
-  if (members === 'done') {
-    const doc = (await docs.findOne({ _id: settlementId })) as SettlementDoc;
-    return { settlement_id: settlementId, batches: doc.settled_batches ?? 0, accounts: doc.settled_accounts ?? 0 };
-  }
+  if (members === 'done') return (await settlementDone(db, settlementId))!;
   for (const part of chunks(members)) {
     await docs.updateMany(
       { _id: { $in: part }, settle_pending: true, members: { $exists: false } },
@@ -81,7 +78,7 @@ export async function settleImportBatches(
       settled += 1;
       for (const d of batch.debits ?? []) {
         totals.set(d.account_tag, (totals.get(d.account_tag) ?? 0n) + d.amount);
-        covers.set(d.account_tag, [...(covers.get(d.account_tag) ?? []), batch._id]);
+        pushTo(covers, d.account_tag, batch._id);
       }
     }
   }
@@ -133,10 +130,16 @@ export async function settleLeftBehind(store: LedgerStore, db: Db, cutoff: numbe
   const byImport = new Map<string, string[]>();
   for (const b of open) {
     if (b.members || !b.finished_at || b.finished_at.getTime() > cutoff) continue;
-    byImport.set(b.import_id, [...(byImport.get(b.import_id) ?? []), b._id]);
+    pushTo(byImport, b.import_id, b._id);
   }
   for (const [importId, batches] of byImport) {
     for (const part of chunks(batches)) settled += (await settleImportBatches(store, db, newSettlementId(importId), importId, part)).batches;
   }
   return settled;
+}
+
+function pushTo(lists: Map<string, string[]>, key: string, value: string): void {
+  const list = lists.get(key);
+  if (list) list.push(value);
+  else lists.set(key, [value]);
 }

@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ImportLine } from '../../../src/shared/queues/payloads';
 import type { TestContext } from '../../support/harness';
 import { redisEnv } from '../../support/processes';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';
@@ -19,6 +20,24 @@ export async function seedImportData(ctx: TestContext, accountCount: number): Pr
     rates: [rate('pl', 'c1', '49', { rate: 60, rate_increment: 1, connect_fee: 0 })],
     accounts: Array.from({ length: accountCount }, (_, i) => account(`a${i}`, { balance: 1_000_000n })),
   });
+}
+
+/** Line `n` of a batch: a call of `accountTag` to 4930222 that lasted `seconds`, begun 2026-01-01 12:00 UTC. */
+export function importLine(n: number, tag: string, accountTag: string, seconds: number): ImportLine {
+  return {
+    line: n,
+    transaction_tag: tag,
+    account_tag: accountTag,
+    source: '1',
+    destination: '4930222',
+    source_ip: null,
+    carrier_ip: null,
+    tags: null,
+    destination_account_tag: null,
+    timestamp_auth: null,
+    timestamp_begin: '2026-01-01T12:00:00.000Z',
+    timestamp_end: new Date(Date.UTC(2026, 0, 1, 12, 0, 0) + seconds * 1000).toISOString(),
+  };
 }
 
 export interface Call {

@@ -11,6 +11,7 @@ import { insertRecords } from '../../../src/workers/imports/store';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { waitFor } from '../../support/agent-harness';
 import { createTestContext, TestContext } from '../../support/harness';
+import { importLine as line } from '../import/support';
 import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
@@ -23,20 +24,6 @@ describe('import batch retried after a crash', () => {
   let deps: TransactionDeps;
   let rating: RatingDataCache;
   const balance = async (tag: string) => (await ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.balance;
-  const line = (n: number, tag: string, accountTag: string, seconds: number): ImportLine => ({
-    line: n,
-    transaction_tag: tag,
-    account_tag: accountTag,
-    source: '1',
-    destination: '4930222',
-    source_ip: null,
-    carrier_ip: null,
-    tags: null,
-    destination_account_tag: null,
-    timestamp_auth: null,
-    timestamp_begin: '2026-01-01T12:00:00.000Z',
-    timestamp_end: new Date(Date.UTC(2026, 0, 1, 12, 0, 0) + seconds * 1000).toISOString(),
-  });
 
   /** The state a worker killed between writing a batch's records and debiting them leaves. */
   async function crashAfterRecords(importId: string, lines: ImportLine[], deadline: number | null = null): Promise<void> {

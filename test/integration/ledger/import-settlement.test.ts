@@ -13,7 +13,6 @@ import {
   type LedgerStore,
 } from '../../../src/shared/ledger';
 import type { AccountDoc } from '../../../src/shared/domain/types';
-import type { ImportLine } from '../../../src/shared/queues/payloads';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
 import { loadAccounts } from '../../../src/workers/imports/accounts';
@@ -22,6 +21,7 @@ import { planBatch } from '../../../src/workers/imports/plan';
 import { insertRecords } from '../../../src/workers/imports/store';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { createTestContext, TestContext } from '../../support/harness';
+import { importLine } from '../import/support';
 import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
@@ -36,20 +36,7 @@ describe('settlements of file import batches', () => {
   const balance = async (tag: string) => (await ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.balance;
   const importDebits = (tag: string) => ctx.mongo.collections.ledger.countDocuments({ account_tag: tag, kind: 'import' });
   const batchDoc = (id: string) => ctx.mongo.collections.importBatches.findOne({ _id: id });
-  const line = (n: number, accountTag: string, seconds: number): ImportLine => ({
-    line: n,
-    transaction_tag: `${accountTag}-${n}`,
-    account_tag: accountTag,
-    source: '1',
-    destination: '4930222',
-    source_ip: null,
-    carrier_ip: null,
-    tags: null,
-    destination_account_tag: null,
-    timestamp_auth: null,
-    timestamp_begin: '2026-01-01T12:00:00.000Z',
-    timestamp_end: new Date(Date.UTC(2026, 0, 1, 12, 0, 0) + seconds * 1000).toISOString(),
-  });
+  const line = (n: number, accountTag: string, seconds: number) => importLine(n, `${accountTag}-${n}`, accountTag, seconds);
   /** Runs batch `n` of an import through the worker's code: `lines` lines of `seconds` each on `tag`. */
   const runBatch = (importId: string, n: number, tag: string, seconds: number, timestamp = 1) =>
     processImportBatch(deps, { import_id: importId, batch: n, lines: [line(n * 10, tag, seconds), line(n * 10 + 1, tag, seconds)], deadline: null }, timestamp);
