@@ -4,6 +4,7 @@ import { instrumentWorker } from '../shared/metrics';
 import { QueueNames } from '../shared/queues/names';
 import { bullmqPrefix } from '../shared/queues/queues';
 import { RatingDataCache } from '../shared/rating-data/cache';
+import { ImportAccountCache } from './imports/account-cache';
 import { scheduleMaintenance } from './maintenance/schedule';
 import { processorsFor } from './processors';
 
@@ -16,7 +17,8 @@ export interface WorkerPool {
 /** One BullMQ worker per queue, each on its own blocking connection. */
 export async function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): Promise<WorkerPool> {
   const rating = await RatingDataCache.start(ctx);
-  const processors = processorsFor({ ctx, rating });
+  const importAccounts = await ImportAccountCache.start(ctx);
+  const processors = processorsFor({ ctx, rating, importAccounts });
   const workers = queues.map((name) => {
     const processor = processors[name];
     if (!processor) throw new Error(`no processor for queue ${name}`);
@@ -53,7 +55,7 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     close: async () => {
       clearInterval(reschedule);
       await Promise.all(workers.map((w) => w.close()));
-      await rating.close();
+      await Promise.all([rating.close(), importAccounts.close()]);
     },
   };
 }

@@ -4,7 +4,7 @@ import { badInput } from '../../shared/errors';
 import { applyDeck, DeckError, parseEffective, type DeckReport } from '../../shared/rate-decks';
 import type { RatingDataCache } from '../../shared/rating-data/cache';
 import { tag } from '../../shared/validation/text';
-import { RatingDataChanges } from '../store/rating-data-changes';
+import { ChangeAnnouncer } from '../store/change-announcer';
 import { oneQueryValue, refusedWithoutWrite, refuseUnknownParameters, registerUploadScope, uploadBody } from './uploads';
 
 /** Largest deck accepted over HTTP (a 100,000-prefix deck is a few MB). */
@@ -50,7 +50,7 @@ function readQuery(query: Record<string, unknown>): { pricelist_tag: string; car
  * its own scope (./uploads.ts).
  */
 export const rateDecksRoutes: FastifyPluginAsync<RateDecksOptions> = async (app, { ctx, ratingData }) => {
-  const changes = new RatingDataChanges(ctx, ratingData ?? { invalidate: () => undefined });
+  const changes = new ChangeAnnouncer(ctx, 'rating-data', ratingData);
 
   registerUploadScope(app, {
     contentTypes: ['text/csv'],

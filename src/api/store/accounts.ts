@@ -10,6 +10,7 @@ import { invalidReference, notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
 import type { References } from './references';
 import type { TaggedKey } from './tagged-store';
+import type { ChangeAnnouncer } from './change-announcer';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -115,6 +116,8 @@ export class AccountStore {
     private readonly config: Pick<Config, 'longCallSeconds'>,
     private readonly reads: ReadLimits,
     db: Db,
+    /** Announces changes of what rating reads of an account (workers keep it in memory during imports). */
+    private readonly settings: Pick<ChangeAnnouncer, 'announce'>,
   ) {
     this.adjustmentKeys = db.collection<AdjustmentKeyDoc>('adjustment_keys');
   }
@@ -226,6 +229,7 @@ export class AccountStore {
       }
       throw notFound('account');
     }
+    await this.settings.announce();
     return updated;
   }
 
@@ -345,7 +349,10 @@ export class AccountStore {
     await this.references.refuseAccountLinked('account_tag', current.account_tag, 'delete');
     // Filtered on having no running entry, so a call that begins meanwhile is never orphaned.
     const deleted = await this.collections.accounts.findOneAndDelete({ _id: current._id, ...NOT_RUNNING });
-    if (deleted) return deleted;
+    if (deleted) {
+      await this.settings.announce();
+      return deleted;
+    }
     if (await exists(this.collections.accounts, { _id: current._id })) {
       throw invalidReference('account_tag', `cannot delete account "${current.account_tag}" while it has running transactions`);
     }

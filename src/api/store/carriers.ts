@@ -3,7 +3,7 @@ import type { CarrierDoc, CarrierProtocol } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import type { ReadLimits } from './documents';
 import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
-import type { RatingDataChanges } from './rating-data-changes';
+import type { ChangeAnnouncer } from './change-announcer';
 import type { References } from './references';
 import { TaggedStore } from './tagged-store';
 
@@ -34,7 +34,7 @@ export function carrierQuery(filter: CarrierFilter): Filter<CarrierDoc> {
 export type CarrierStore = TaggedStore<CarrierDoc, CarrierFilter>;
 
 /** Carriers; renaming or deleting one that rates or accounts still name is refused. */
-export function carrierStore(collections: Collections, references: References, ratingData: RatingDataChanges, reads: ReadLimits): CarrierStore {
+export function carrierStore(collections: Collections, references: References, ratingData: ChangeAnnouncer, reads: ReadLimits): CarrierStore {
   return new TaggedStore({
     collection: collections.carriers,
     what: 'carrier',

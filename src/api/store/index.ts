@@ -5,7 +5,7 @@ import { carrierStore, type CarrierStore } from './carriers';
 import { DashboardStore } from './dashboard';
 import { pricelistStore, type PricelistStore } from './pricelists';
 import { RateStore } from './rates';
-import { RatingDataChanges } from './rating-data-changes';
+import { ChangeAnnouncer } from './change-announcer';
 import { References } from './references';
 import { TransactionStore } from './transactions';
 
@@ -23,13 +23,13 @@ export interface ApiStores {
 export function createApiStores(ctx: AppContext, ratingDataCache: RatingDataCache): ApiStores {
   const collections = ctx.mongo.collections;
   const references = new References(collections);
-  const ratingData = new RatingDataChanges(ctx, ratingDataCache);
+  const ratingData = new ChangeAnnouncer(ctx, 'rating-data', ratingDataCache);
   const reads = { maxTimeMS: ctx.config.mongoMaxTimeMs };
   return {
     carriers: carrierStore(collections, references, ratingData, reads),
     pricelists: pricelistStore(collections, references, ratingData, reads),
     rates: new RateStore(collections, ratingData, reads),
-    accounts: new AccountStore(collections, references, ctx.config, reads, ctx.mongo.db),
+    accounts: new AccountStore(collections, references, ctx.config, reads, ctx.mongo.db, new ChangeAnnouncer(ctx, 'account-settings')),
     transactions: new TransactionStore(collections, references, reads),
     dashboard: new DashboardStore(collections, ctx.queues, ctx.config, reads),
   };

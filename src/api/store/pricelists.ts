@@ -3,7 +3,7 @@ import type { PricelistCurrency, PricelistDoc } from '../../shared/domain/types'
 import type { Collections } from '../../shared/mongo';
 import type { ReadLimits } from './documents';
 import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
-import type { RatingDataChanges } from './rating-data-changes';
+import type { ChangeAnnouncer } from './change-announcer';
 import type { References } from './references';
 import { TaggedStore } from './tagged-store';
 
@@ -30,7 +30,7 @@ export function pricelistQuery(filter: PricelistFilter): Filter<PricelistDoc> {
 export type PricelistStore = TaggedStore<PricelistDoc, PricelistFilter>;
 
 /** Pricelists; renaming or deleting one that rates or accounts still name is refused. */
-export function pricelistStore(collections: Collections, references: References, ratingData: RatingDataChanges, reads: ReadLimits): PricelistStore {
+export function pricelistStore(collections: Collections, references: References, ratingData: ChangeAnnouncer, reads: ReadLimits): PricelistStore {
   return new TaggedStore({
     collection: collections.pricelists,
     what: 'pricelist',

@@ -5,7 +5,7 @@ import type { Collections } from '../../shared/mongo';
 import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, oneOrMany, textSearch } from './query';
-import type { RatingDataChanges } from './rating-data-changes';
+import type { ChangeAnnouncer } from './change-announcer';
 
 /** The pricelist or carrier of a rate, named by tag or by id (both: they must agree). */
 export interface TagRef {
@@ -64,7 +64,7 @@ type TaggedTarget = { _id: string } & Record<string, unknown>;
 export class RateStore {
   constructor(
     private readonly collections: Collections,
-    private readonly ratingData: RatingDataChanges,
+    private readonly ratingData: ChangeAnnouncer,
     private readonly reads: ReadLimits,
   ) {}
 

@@ -9,12 +9,19 @@ export type BatchAccount = Pick<
 >;
 
 /**
- * Reads accounts by their unique tag with `$in` (one query per 200 tags, run in parallel), then their
- * linked (parent) accounts the same way until none is missing. Running entries are left out, and so is
- * the debit state unless `debitState` (a file batch leaves its debits to a settlement: it needs neither
- * `ledger_rev` nor the import slot, whose marker can list a hundred batches).
+ * Reads accounts by their unique tag with `$in` (one query per 100 tags, run in parallel), then their
+ * linked (parent) accounts the same way until none is missing. Accounts in `known` are taken from
+ * there instead of read (their linked accounts are followed all the same). Running entries are left
+ * out, and so is the debit state unless `debitState` (a file batch leaves its debits to a settlement:
+ * it needs neither `ledger_rev` nor the import slot, whose marker can list a hundred batches).
+ * Returns the accounts read, and those taken from `known`.
  */
-export async function loadAccounts(accounts: Collections['accounts'], tags: Iterable<string>, debitState = true): Promise<Map<string, BatchAccount>> {
+export async function loadAccounts(
+  accounts: Collections['accounts'],
+  tags: Iterable<string>,
+  debitState = true,
+  known: ReadonlyMap<string, BatchAccount> = new Map(),
+): Promise<Map<string, BatchAccount>> {
   const projection = {
     _id: 0,
     account_tag: 1,
@@ -30,9 +37,10 @@ export async function loadAccounts(accounts: Collections['accounts'], tags: Iter
   let wanted = [...new Set(tags)];
   while (wanted.length > 0) {
     for (const t of wanted) asked.add(t);
-    const batches = await Promise.all(chunks(wanted).map((part) => accounts.find({ account_tag: { $in: part } }, { projection }).toArray()));
+    const toRead = wanted.filter((t) => !known.has(t));
+    const batches = await Promise.all(chunks(toRead).map((part) => accounts.find({ account_tag: { $in: part } }, { projection }).toArray()));
     const next = new Set<string>();
-    for (const doc of batches.flat()) {
+    for (const doc of [...wanted.flatMap((t) => known.get(t) ?? []), ...batches.flat()]) {
       found.set(doc.account_tag, doc as BatchAccount);
       for (const linked of doc.linked_accounts ?? []) if (!asked.has(linked)) next.add(linked);
     }

@@ -28,7 +28,8 @@ import { existingFees, insertRecords } from './store';
  * crashed anywhere, retried, or even run twice at once, ends as one run would:
  *
  *  0. a batch whose result is stored is finished: its result is answered again, nothing is written;
- *  1. read the accounts of the batch (one `$in` read per 200 tags), then claim the batch (insert of its
+ *  1. read the accounts of the batch (one `$in` read per 100 tags; a file batch in a worker process takes
+ *     those its worker read for the import already, src/workers/imports/account-cache.ts), then claim the batch (insert of its
  *     `import_batches` document); rate every line in memory;
  *  2. insert the callers' records, state 'imported', with one unordered insertMany. Their `_id` is
  *     derived from (batch, account, caller, tag): a duplicate whose `_id` is ours is this batch's own
@@ -61,7 +62,9 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
     if (line.destination_account_tag) tags.add(line.destination_account_tag);
   }
   const clock = phaseClock();
-  const [accountMap, index] = await Promise.all([loadAccounts(accounts, tags, job.deadline !== null), deps.rating.index()]);
+  const accountsRead =
+    job.deadline !== null ? loadAccounts(accounts, tags) : (deps.importAccounts?.accountsFor(accounts, job.import_id, tags) ?? loadAccounts(accounts, tags, false));
+  const [accountMap, index] = await Promise.all([accountsRead, deps.rating.index()]);
   clock.lap('read_accounts');
   // After the read, so that any other execution's debit comes after it and shows as a changed `ledger_rev`.
   const first = await claimBatch(ctx.mongo.db, batchId, job.import_id, job.batch, job.deadline);

@@ -1,11 +1,14 @@
 import type { AppContext } from '../../shared/context';
 import { withGroupWindow } from '../../shared/group-commands';
 import type { RatingDataCache } from '../../shared/rating-data/cache';
+import type { ImportAccountCache } from '../imports/account-cache';
 
 /** What the transaction processors need: the process context and the in-memory rating data. */
 export interface TransactionDeps {
   ctx: AppContext;
   rating: RatingDataCache;
+  /** File import batches' accounts, held per import (worker processes); without it each batch reads its own. */
+  importAccounts?: ImportAccountCache;
 }
 
 /**

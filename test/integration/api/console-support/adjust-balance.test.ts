@@ -76,7 +76,7 @@ describe('API adjustBalance', () => {
   });
 
   it('applies once when 10 calls with one key reach the store at the same moment (no request queue in between)', async () => {
-    const store = new AccountStore(c(), new References(c()), api.ctx.config, { maxTimeMS: 10000 }, api.ctx.mongo.db);
+    const store = new AccountStore(c(), new References(c()), api.ctx.config, { maxTimeMS: 10000 }, api.ctx.mongo.db, { announce: async () => undefined });
     const before = await balanceOf('race');
     const adjustment = { account_tag: 'race', amount: 3n, reason: 'store race', key: 'store-race-key' };
     const [results, other] = await Promise.all([
