@@ -218,7 +218,7 @@ async function main(): Promise<void> {
     const [code] = (await once(cli, 'exit')) as [number];
     clearInterval(sampleCli);
     const importSeconds = (Date.now() - t) / 1000;
-    const importCpu = meter.perUnit(CALLS, 'call');
+    const importCpu = meter.perUnit(CALLS, 'call', 3);
     console.log(cliOut.trim());
     if (code !== 0) throw new Error(`import exited with ${code}`);
     const importRate = CALLS / importSeconds;
@@ -240,7 +240,7 @@ async function main(): Promise<void> {
       await raw.insertMany(docs as Document[], { ordered: false });
     }
     const storageRate = storageDocs / ((Date.now() - t) / 1000);
-    const storageCpu = storageMeter.perUnit(storageDocs, 'document');
+    const storageCpu = storageMeter.perUnit(storageDocs, 'document', 3);
     await raw.drop();
 
     // Queue limit: empty jobs added in bulk and processed by one in-process worker.
@@ -269,7 +269,7 @@ async function main(): Promise<void> {
     console.log(`conditions: ${CALLS} calls, ${ACCOUNTS} accounts (${DISTRIBUTION}), ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`);
     console.log(`storage limit measured with ${storageDocs} documents of the records' size; queue limit with ${jobs} empty jobs`);
     if (values.profile) console.log(profile.report());
-    console.log(`import ${importCpu}; CLI ${((1000 * cliCpu) / CALLS).toFixed(2)} (sampled every 200 ms)`);
+    console.log(`import ${importCpu}; CLI ${((1000 * cliCpu) / CALLS).toFixed(3)} (sampled every 200 ms)`);
     console.log(`storage limit ${storageCpu}`);
     console.log(`peak RSS: worker processes ${workerRss.join(', ')} MB; CLI in its summary above`);
     // Issue 12 measures imports against the storage limit (the raw insertMany rate); the ratio to the

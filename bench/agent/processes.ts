@@ -217,15 +217,15 @@ export class CpuMeter {
   }
 
   /** `agent 1.23, worker1 0.80, ... ms per <unit>; total X; machine busy Y %` */
-  perUnit(units: number, unit: string): string {
+  perUnit(units: number, unit: string, digits = 2): string {
     const r = this.read();
     let total = 0;
     const parts = r.byProcess.map(({ name, seconds }) => {
       if (seconds === undefined) return `${name} n/a`;
       total += seconds;
-      return `${name} ${((1000 * seconds) / Math.max(units, 1)).toFixed(2)}`;
+      return `${name} ${((1000 * seconds) / Math.max(units, 1)).toFixed(digits)}`;
     });
     const ours = total / Math.max(r.wall, 1e-9);
-    return `CPU ms per ${unit}: ${parts.join(', ')}; total ${((1000 * total) / Math.max(units, 1)).toFixed(2)} (these processes used ${ours.toFixed(2)} cores over ${r.wall.toFixed(1)} s; machine busy ${(100 * r.machineBusy).toFixed(0)} % of ${Math.round(r.cores)} cores)`;
+    return `CPU ms per ${unit}: ${parts.join(', ')}; total ${((1000 * total) / Math.max(units, 1)).toFixed(digits)} (these processes used ${ours.toFixed(2)} cores over ${r.wall.toFixed(1)} s; machine busy ${(100 * r.machineBusy).toFixed(0)} % of ${Math.round(r.cores)} cores)`;
   }
 }

@@ -115,6 +115,12 @@ async function startLauncher(options: MongoServerOptions) {
   // (a quarter of RAM) a 1M-call import filled it and crawled in back-to-back full GCs. The cap only
   // bounds growth; the heap is taken as data arrives.
   if (!options.dataDir) javaArgs.push('-XX:MaxRAMPercentage=60');
+  // Documents that live for good, arriving fast (an import): with the default sizing the heap grew by
+  // full collections, each marking every record held (9 s of a 1M-call import), and the young generation
+  // grew with it, so each young pause copied hundreds of MB. A quarter of RAM to start with (taken as it
+  // is touched) leaves the old generation room, and a fixed young generation keeps pauses near 100 ms
+  // (docs/BENCHMARKS.md, issue 12 session 6).
+  if (!options.dataDir) javaArgs.push('-XX:InitialRAMPercentage=25', '-Xmn256m');
   javaArgs.push('-jar', jar, '--host', options.host, '--port', '0');
   if (options.dataDir) {
     mkdirSync(options.dataDir, { recursive: true });

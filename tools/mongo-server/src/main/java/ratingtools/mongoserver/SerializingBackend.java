@@ -63,6 +63,11 @@ final class SerializingBackend implements MongoBackend {
 
     private final MongoBackend backend;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    /**
+     * In-memory backend only. H2's MVStore compares index keys by their Java-serialized bytes, in which one String
+     * referenced twice (a shared value) differs from two equal Strings: a shared value would never be found again.
+     */
+    private final SharedInsertStrings insertStrings;
     /** Null for the in-memory backend: then writes are acknowledged as soon as they are applied. */
     private final GroupCommitter committer;
 
@@ -70,12 +75,14 @@ final class SerializingBackend implements MongoBackend {
     SerializingBackend(MongoBackend backend) {
         this.backend = backend;
         this.committer = null;
+        this.insertStrings = new SharedInsertStrings();
     }
 
     /** Persistent backend on {@code store}, which must be opened with auto-commit disabled (see GroupCommitter). */
     SerializingBackend(MongoBackend backend, MVStore store) {
         this.backend = backend;
         this.committer = new GroupCommitter(store, lock.readLock());
+        this.insertStrings = null;
     }
 
     private static boolean isReadOnly(String command, Document query) {
@@ -155,6 +162,9 @@ final class SerializingBackend implements MongoBackend {
     public Document handleMessage(MongoMessage message) {
         Document document = message.getDocument();
         String command = document.keySet().isEmpty() ? "" : document.keySet().iterator().next();
+        if (insertStrings != null) {
+            insertStrings.shareInsert(command, document);
+        }
         return command(message.getChannel(), isReadOnly(command, document), command,
             () -> copy(backend.handleMessage(message)));
     }
