@@ -125,10 +125,13 @@ type BeginAttempt = (OperationResult & { ok: false; refusedBy?: AccountDoc }) | 
 
 async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<BeginAttempt> {
   const { accounts } = deps.ctx.mongo.collections;
-  const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
+  // A tag already recorded for this caller would collide with its record (unless that record is on its
+  // way out). Read beside the parties: neither read depends on the other, and call setup waits for both.
+  const [resolved, recorded] = await Promise.all([
+    resolveParties(accounts, job.account_tag, job.destination_account_tag),
+    deps.ctx.mongo.collections.transactions.findOne({ account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag }),
+  ]);
   if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
-  // A tag already recorded for this caller would collide with its record (unless that record is on its way out).
-  const recorded = await deps.ctx.mongo.collections.transactions.findOne({ account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag });
   if (recorded) {
     const fate = await foreignRecordFate(deps, recorded, ref.deadline);
     if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };

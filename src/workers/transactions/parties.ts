@@ -13,7 +13,10 @@ export type PartyRefusal = { reason: 'NOT_FOUND' | 'NOT_ACTIVE'; account_tag: st
 /**
  * The accounts a call touches: the caller, its linked (parent, reseller) accounts transitively, and the
  * receiving account of an inbound call. Each is read by its unique tag (grouped with the process's
- * concurrent reads of accounts); cycles are cut.
+ * concurrent reads of accounts); cycles are cut. The accounts of one level of links are read at once,
+ * and the receiver with the caller: each sequential read is a wait in line for a busy server, and
+ * call setup waits for all of them. The order, and so which party a refusal names, is the chain's:
+ * caller, its links level by level in their listed order, then the receiver.
  */
 export async function resolveParties(
   accounts: Collections['accounts'],
@@ -22,22 +25,34 @@ export async function resolveParties(
 ): Promise<{ parties: Party[] } | { refusal: PartyRefusal }> {
   const parties: Party[] = [];
   const seen = new Set<string>();
-  const pending = [accountTag];
-  while (pending.length > 0) {
-    const tag = pending.shift()!;
-    if (seen.has(tag)) continue;
-    seen.add(tag);
-    const account = await groupFindOne(accounts, 'account_tag', tag);
-    if (!account) return { refusal: { reason: 'NOT_FOUND', account_tag: tag } };
-    if (account.active === false) return { refusal: { reason: 'NOT_ACTIVE', account_tag: tag } };
-    parties.push({ account, inbound: false });
-    pending.push(...(account.linked_accounts ?? []));
+  const read = (tag: string) => groupFindOne(accounts, 'account_tag', tag);
+  const receiver = destinationAccountTag && destinationAccountTag !== accountTag ? read(destinationAccountTag) : null;
+  // Read but not waited for when the chain refuses first: it must not surface as an unhandled rejection.
+  receiver?.catch(() => undefined);
+  let level = [accountTag];
+  while (level.length > 0) {
+    const tags = level.filter((tag, i) => !seen.has(tag) && level.indexOf(tag) === i);
+    tags.forEach((tag) => seen.add(tag));
+    const docs = await Promise.all(tags.map(read));
+    level = [];
+    for (const [i, account] of docs.entries()) {
+      const refusal = refusalOf(tags[i], account);
+      if (refusal) return { refusal };
+      parties.push({ account: account!, inbound: false });
+      level.push(...(account!.linked_accounts ?? []));
+    }
   }
   if (destinationAccountTag && !seen.has(destinationAccountTag)) {
-    const account = await groupFindOne(accounts, 'account_tag', destinationAccountTag);
-    if (!account) return { refusal: { reason: 'NOT_FOUND', account_tag: destinationAccountTag } };
-    if (account.active === false) return { refusal: { reason: 'NOT_ACTIVE', account_tag: destinationAccountTag } };
-    parties.push({ account, inbound: true });
+    const account = await receiver;
+    const refusal = refusalOf(destinationAccountTag, account ?? null);
+    if (refusal) return { refusal };
+    parties.push({ account: account!, inbound: true });
   }
   return { parties };
+}
+
+function refusalOf(tag: string, account: AccountDoc | null): PartyRefusal | null {
+  if (!account) return { reason: 'NOT_FOUND', account_tag: tag };
+  if (account.active === false) return { reason: 'NOT_ACTIVE', account_tag: tag };
+  return null;
 }
