@@ -33,7 +33,7 @@ import { freePort, sleep, which } from '../src/shared/services/process-tools';
 import { AgentClient } from './agent/client';
 import { BareRoundTrip, closedLines, closedLoop } from './agent/closed-loop';
 import { runStep, P99_LIMIT_MS, type StepResult } from './agent/open-loop';
-import { CpuMeter, loopbackPort, pidListeningOn, processName, RoleProcess } from './agent/processes';
+import { CpuMeter, processName, RoleProcess, serverPid } from './agent/processes';
 import { accountTag, parseOptions, seedBench } from './agent/setup';
 import { percentile } from './agent/stats';
 import { zipfPicker } from './support/zipf';
@@ -101,10 +101,8 @@ async function main() {
   await Promise.all(roles.map((r) => r.ready()));
   for (const r of roles) r.logged.clear(); // start-up notices (no tokens, no alert channel)
 
-  const redisPort = loopbackPort(services.redisUrl);
-  const mongoPort = loopbackPort(services.mongoUrl);
-  const redisPid = redisPort ? pidListeningOn(redisPort) : undefined;
-  const mongoPid = mongoPort ? pidListeningOn(mongoPort) : undefined;
+  const redisPid = serverPid(services.redisUrl);
+  const mongoPid = serverPid(services.mongoUrl);
   const mongoKind = process.env.MONGO_URL
     ? `MONGO_URL (${mongoPid ? `local process ${processName(mongoPid)}` : 'not on this machine'})`
     : which('mongod')
@@ -122,7 +120,7 @@ async function main() {
   say(`conditions: ${cpus.length} CPUs (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
   say(
     `  processes: agent (node dist/agent/main.js, pid ${agent.pid}), ${o.workers} worker processes (node dist/workers/main.js, pids ${roles.filter((r) => r !== agent).map((r) => r.pid).join(' ')}) x WORKER_CONCURRENCY ${config.workerConcurrency}, ` +
-      `redis-server (pid ${redisPid ?? 'n/a'}${process.env.REDIS_URL ? ', REDIS_URL' : ', ephemeral'}), ${mongoKind} (pid ${mongoPid ?? 'n/a'}), this bench (pid ${process.pid})`,
+      `redis-server (pid ${redisPid ?? 'n/a'}${process.env.REDIS_URL ? ', REDIS_URL' : ', ephemeral'}, ${services.redisUrl.startsWith('unix:') ? 'Unix socket' : 'TCP'}), ${mongoKind} (pid ${mongoPid ?? 'n/a'}), this bench (pid ${process.pid})`,
   );
   say(`  service env: NODE_ENV=test LOG_LEVEL=warn no tokens (development access) RATE_LIMIT_MAX=0 AGENT_TIMEOUT_MS=${config.agentTimeoutMs} PROCESSING_WINDOW_MS=${config.processingWindowMs} PROCESSING_CONCURRENCY=${config.processingConcurrency}${profileDir ? `; --cpu-prof into ${profileDir}` : ''}`);
   say(

@@ -22,7 +22,7 @@ import { createRedis } from '../src/shared/redis';
 import { startLocalServices } from '../src/shared/services/local-services';
 import { account, carrier, pricelist, rate, seed } from '../test/support/seed';
 import { zipfPicker } from './support/zipf';
-import { CpuMeter, cpuSeconds, loopbackPort, pidListeningOn } from './agent/processes';
+import { CpuMeter, cpuSeconds, serverPid } from './agent/processes';
 
 const root = path.resolve(__dirname, '..');
 const { values } = parseArgs({
@@ -198,10 +198,6 @@ async function main(): Promise<void> {
     }
 
     // The import, end to end, through the CLI.
-    const serverPid = (url: string) => {
-      const port = loopbackPort(url);
-      return port === undefined ? undefined : pidListeningOn(port);
-    };
     const meter = new CpuMeter([
       ...workers.map((w, i) => ({ name: `worker${i + 1}`, pid: w.pid })),
       { name: 'mongo-wire server', pid: serverPid(services.mongoUrl) },

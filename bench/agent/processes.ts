@@ -134,25 +134,36 @@ export function processName(pid: number): string {
 }
 
 /**
- * The process listening on a TCP port of this machine: the socket's inode from /proc/net/tcp(6)
- * (state 0A = LISTEN), then the process holding that inode among /proc/<pid>/fd. Undefined when the
- * server is elsewhere (external MONGO_URL / REDIS_URL) or not readable.
+ * The local process serving a redis://, mongodb:// or unix:// URL: the listening socket's inode from
+ * /proc/net/tcp(6) (state 0A = LISTEN) or /proc/net/unix (by path), then the process holding that
+ * inode among /proc/<pid>/fd. Undefined when the server is elsewhere (a remote or multi-host URL) or
+ * not readable.
  */
-export function pidListeningOn(port: number): number | undefined {
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const row of text.split('\n').slice(1)) {
-      const cols = row.trim().split(/\s+/);
-      if (cols.length < 10 || cols[3] !== '0A') continue;
-      if (parseInt(cols[1].split(':')[1], 16) === port) inodes.add(cols[9]);
-    }
+export function serverPid(url: string): number | undefined {
+  if (url.startsWith('unix:')) return pidHolding(listeningUnixInodes(decodeURIComponent(new URL(url).pathname)));
+  const port = loopbackPort(url);
+  return port === undefined ? undefined : pidHolding(listeningTcpInodes(port));
+}
+
+function tableRows(table: string): string[][] {
+  try {
+    return readFileSync(table, 'utf8').split('\n').slice(1).map((row) => row.trim().split(/\s+/));
+  } catch {
+    return [];
   }
+}
+
+function listeningTcpInodes(port: number): Set<string> {
+  const rows = [...tableRows('/proc/net/tcp'), ...tableRows('/proc/net/tcp6')];
+  return new Set(rows.filter((cols) => cols.length >= 10 && cols[3] === '0A' && parseInt(cols[1].split(':')[1], 16) === port).map((cols) => cols[9]));
+}
+
+/** Columns: Num RefCount Protocol Flags Type St Inode Path; a listening socket has flag __SO_ACCEPTCON (00010000). */
+function listeningUnixInodes(socketPath: string): Set<string> {
+  return new Set(tableRows('/proc/net/unix').filter((cols) => cols.length >= 8 && cols[7] === socketPath && cols[3] === '00010000').map((cols) => cols[6]));
+}
+
+function pidHolding(inodes: Set<string>): number | undefined {
   if (inodes.size === 0) return undefined;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -175,7 +186,7 @@ export function pidListeningOn(port: number): number | undefined {
 }
 
 /** The port of a redis:// or mongodb:// URL on loopback; undefined for a remote or multi-host URL. */
-export function loopbackPort(url: string): number | undefined {
+function loopbackPort(url: string): number | undefined {
   const m = /^[a-z+]+:\/\/(?:[^@/]*@)?(127\.0\.0\.1|localhost|\[::1\]):(\d+)(?:[/?]|$)/.exec(url);
   return m ? Number(m[2]) : undefined;
 }

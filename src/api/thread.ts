@@ -45,7 +45,8 @@ export async function startApiThread(ctx: AppContext): Promise<RoleHandle> {
 
 /** The URL of the Redis server a connection talks to (the local server: no password, no TLS). */
 function redisUrlOf(redis: Redis): string {
-  const { host, port, db, username, password, tls } = redis.options;
+  const { host, port, db, username, password, tls, path } = redis.options;
+  if (path) return `unix://${path}${db ? `?db=${db}` : ''}`;
   const auth = password ? `${encodeURIComponent(username ?? '')}:${encodeURIComponent(password)}@` : '';
   return `${tls ? 'rediss' : 'redis'}://${auth}${host ?? '127.0.0.1'}:${port ?? 6379}/${db ?? 0}`;
 }

@@ -197,7 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     mongoDb: r.string('MONGO_DB', databaseFromUrl(mongoUrl) ?? 'rating'),
     mongoWriteConcern: writeConcern(r),
     mongoJournal: r.oneOf('MONGO_JOURNAL', ['true', 'false'], 'true') === 'true',
-    redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:', 'unix:']),
     redisClusterNodes: undefined,
     queuePrefix: r.string('QUEUE_PREFIX', 'rating'),
     dataDir: r.string('DATA_DIR', './.data'),
@@ -247,6 +247,10 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push(...parsed.problems);
     config.redisClusterNodes = parsed.nodes.length > 0 ? parsed.nodes : undefined;
     if (config.redisUrl) r.problems.push('REDIS_URL and REDIS_CLUSTER_NODES are both set: set REDIS_URL for one Redis server or REDIS_CLUSTER_NODES for a Redis Cluster, not both');
+  }
+  // A server on this machine by its socket (src/shared/redis.ts): the path must be there to connect to.
+  if (config.redisUrl?.startsWith('unix:') && !/^unix:\/\/\/./.test(config.redisUrl)) {
+    r.problems.push('REDIS_URL unix: needs the socket\'s absolute path, e.g. unix:///run/redis/redis.sock');
   }
   if (/[:{}]/.test(config.queuePrefix)) r.problems.push('QUEUE_PREFIX must not contain ":", "{" or "}"');
   if (r.problems.length > 0) throw new ConfigError(r.problems);

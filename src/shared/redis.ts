@@ -20,8 +20,8 @@ export type RedisTarget = { url: string } | { cluster: RedisNode[] };
  */
 export function createRedis(target: RedisTarget | string): RedisClient {
   const options: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false };
-  if (typeof target === 'string') return new Redis(target, options);
-  if ('url' in target) return new Redis(target.url, options);
+  if (typeof target === 'string') return connectTo(target, options);
+  if ('url' in target) return connectTo(target.url, options);
   return new Cluster(target.cluster, {
     redisOptions: options,
     enableReadyCheck: true,
@@ -29,6 +29,18 @@ export function createRedis(target: RedisTarget | string): RedisClient {
     // Keep retrying the cluster (as a single server's connection does) rather than giving up.
     clusterRetryStrategy: (times) => Math.min(100 + times * 200, 2000),
   });
+}
+
+/**
+ * One server's connection. `unix:///path/to/redis.sock` names a server on the same machine by its socket, which saves the
+ * loopback TCP stack on every command (docs/DECISIONS.md, "Redis over a Unix socket"); `?db=N` picks
+ * the database. ioredis itself reads a bare path only.
+ */
+export function connectTo(url: string, options: RedisOptions): Redis {
+  if (!url.startsWith('unix:')) return new Redis(url, options);
+  const parsed = new URL(url);
+  const db = parsed.searchParams.get('db');
+  return new Redis({ path: decodeURIComponent(parsed.pathname), ...(db ? { db: Number(db) } : {}), ...options });
 }
 
 export function isCluster(redis: RedisClient): redis is Cluster {

@@ -27,6 +27,8 @@ describe('loadConfig', () => {
     [{ NODE_ENV: 'staging' }, 'NODE_ENV="staging" must be one of'],
     [{ MONGO_URL: 'http://x' }, 'MONGO_URL must use mongodb:'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL is not a valid URL'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL must use redis: or rediss: or unix:'],
+    [{ REDIS_URL: 'unix:relative.sock' }, "REDIS_URL unix: needs the socket's absolute path"],
     [{ WORKER_CONCURRENCY: '0' }, 'WORKER_CONCURRENCY="0" must be an integer from 1 to 1000'],
     [{ PROCESSING_WINDOW_MS: '5000' }, 'PROCESSING_WINDOW_MS="5000" must be an integer from 0 to 1000'],
     [{ PROCESSING_CONCURRENCY: '0' }, 'PROCESSING_CONCURRENCY="0" must be an integer from 1 to 1000'],
@@ -46,6 +48,10 @@ describe('loadConfig', () => {
   it('writes with majority and journal unless told otherwise (docs/SCALING.md)', () => {
     expect(loadConfig({})).toMatchObject({ mongoWriteConcern: 'majority', mongoJournal: true });
     expect(loadConfig({ MONGO_WRITE_CONCERN: '1', MONGO_JOURNAL: 'false' })).toMatchObject({ mongoWriteConcern: 1, mongoJournal: false });
+  });
+
+  it('takes a Redis server on this machine by its socket', () => {
+    expect(loadConfig({ REDIS_URL: 'unix:///run/redis/redis.sock' })).toMatchObject({ redisUrl: 'unix:///run/redis/redis.sock' });
   });
 
   it('reports every bad value at once', () => {

@@ -2,8 +2,8 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { connectTo } from '../redis';
 import { freePort, sleep, which, withParentDeathSignal } from './process-tools';
 
 export interface RunningServer {
@@ -38,6 +38,9 @@ export interface RedisServerOptions {
   logger?: Logger;
 }
 
+/** sun_path holds 108 bytes, the last one the terminating NUL. */
+const MAX_SOCKET_PATH = 107;
+
 export async function startRedisServer(options: RedisServerOptions): Promise<RunningServer> {
   const binary = ensureRedisServer(options.logger);
   const port = await freePort(options.host);
@@ -46,15 +49,20 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Run
   const persistence = options.dataDir
     ? ['--appendonly', 'yes', '--appendfsync', 'everysec']
     : ['--appendonly', 'no', '--save', ''];
+  // The processes of this machine talk over the socket (cheaper per command than loopback TCP); the TCP
+  // port stays for tools. A socket path is limited to 107 bytes: a deeper data directory keeps TCP.
+  const socket = path.resolve(dir, 'redis.sock');
+  const useSocket = Buffer.byteLength(socket) <= MAX_SOCKET_PATH;
   const [command, args] = withParentDeathSignal(binary, [
     '--bind', options.host, '--port', String(port), '--dir', path.resolve(dir),
+    ...(useSocket ? ['--unixsocket', socket, '--unixsocketperm', '700'] : []),
     '--daemonize', 'no', '--protected-mode', 'no', '--loglevel', 'warning',
     // BullMQ requires that queue keys are never evicted.
     '--maxmemory-policy', 'noeviction',
     ...persistence,
   ]);
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = `redis://${options.host}:${port}`;
+  const url = useSocket ? `unix://${socket}` : `redis://${options.host}:${port}`;
   await waitForRedis(url, child);
   options.logger?.info({ url, dataDir: options.dataDir ?? null }, 'local redis-server started');
   return {
@@ -71,7 +79,7 @@ async function waitForRedis(url: string, child: ChildProcess): Promise<void> {
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   for (let attempt = 0; attempt < 200; attempt++) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${stderr.trim()}`);
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const probe = connectTo(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => undefined);
     try {
       await probe.connect();

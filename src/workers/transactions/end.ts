@@ -27,9 +27,15 @@ async function endEntry(
       },
       $inc: { rev: 1 },
     },
-    { returnDocument: 'after', arrayFilters: [{ 'e.call_id': call }] },
+    { returnDocument: 'after', arrayFilters: [{ 'e.call_id': call }], projection: callEntryOnly(call) },
   );
 }
+
+/**
+ * Of an account, only the call's entry (an account holds one per call): a busy account holds hundreds
+ * of running calls, and returning them all costs both sides far more than the update (docs/BENCHMARKS.md).
+ */
+const callEntryOnly = (call: string) => ({ running_transactions: { $elemMatch: { call_id: call, reserved_until: null } } });
 
 /**
  * Takes back an end that `endJob` made (it was abandoned): the entry is in progress again. `entry`
@@ -79,9 +85,9 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   }
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
-  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => doc?.running_transactions.find((r) => r.call_id === call && !isReservation(r));
+  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
   const endedByUs = async (tag: string) => {
-    const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: 1 } }));
+    const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: callEntryOnly(call) }));
     return entry && entry.end_job === ref.id ? entry : undefined;
   };
   /**
@@ -95,7 +101,7 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
     for (let attempt = 0; ; attempt++) {
       const mine = entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag));
       if (mine) return mine;
-      const current = entryOf(await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: 1 } }));
+      const current = entryOf(await accounts.findOne({ account_tag: tag }, { projection: callEntryOnly(call) }));
       if (!current) return 'absent';
       // Taken back in between (the end that stood in the way was abandoned): end it now.
       if (current.in_progress) {
