@@ -5,6 +5,7 @@ import type { RoleHandle } from '../shared/boot';
 import { loadConfig } from '../shared/config';
 import { AppContext, createContext, Endpoints } from '../shared/context';
 import { createLogger } from '../shared/logger';
+import { socketUrl } from '../shared/redis';
 import { buildApi } from './app';
 
 /**
@@ -46,7 +47,7 @@ export async function startApiThread(ctx: AppContext): Promise<RoleHandle> {
 /** The URL of the Redis server a connection talks to (the local server: no password, no TLS). */
 function redisUrlOf(redis: Redis): string {
   const { host, port, db, username, password, tls, path } = redis.options;
-  if (path) return `unix://${path}${db ? `?db=${db}` : ''}`;
+  if (path) return socketUrl(path, db);
   const auth = password ? `${encodeURIComponent(username ?? '')}:${encodeURIComponent(password)}@` : '';
   return `${tls ? 'rediss' : 'redis'}://${auth}${host ?? '127.0.0.1'}:${port ?? 6379}/${db ?? 0}`;
 }

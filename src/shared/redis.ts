@@ -32,15 +32,20 @@ export function createRedis(target: RedisTarget | string): RedisClient {
 }
 
 /**
- * One server's connection. `unix:///path/to/redis.sock` names a server on the same machine by its socket, which saves the
- * loopback TCP stack on every command (docs/DECISIONS.md, "Redis over a Unix socket"); `?db=N` picks
- * the database. ioredis itself reads a bare path only.
+ * One server's connection. `unix:///path/to/redis.sock` names a server on the same machine by its
+ * socket, which saves the loopback TCP stack on every command (docs/DECISIONS.md, "Redis over a Unix
+ * socket"); `?db=N` picks the database. ioredis itself reads a bare path only.
  */
 export function connectTo(url: string, options: RedisOptions): Redis {
   if (!url.startsWith('unix:')) return new Redis(url, options);
   const parsed = new URL(url);
   const db = parsed.searchParams.get('db');
   return new Redis({ path: decodeURIComponent(parsed.pathname), ...(db ? { db: Number(db) } : {}), ...options });
+}
+
+/** The `unix://` URL of a socket path (each segment percent-encoded: a path may hold `?`, `#` or `%`). */
+export function socketUrl(socketPath: string, db?: number): string {
+  return `unix://${socketPath.split('/').map(encodeURIComponent).join('/')}${db ? `?db=${db}` : ''}`;
 }
 
 export function isCluster(redis: RedisClient): redis is Cluster {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { connectTo } from '../redis';
+import { connectTo, socketUrl } from '../redis';
 import { freePort, sleep, which, withParentDeathSignal } from './process-tools';
 
 export interface RunningServer {
@@ -62,7 +62,7 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Run
     ...persistence,
   ]);
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = useSocket ? `unix://${socket}` : `redis://${options.host}:${port}`;
+  const url = useSocket ? socketUrl(socket) : `redis://${options.host}:${port}`;
   await waitForRedis(url, child);
   options.logger?.info({ url, dataDir: options.dataDir ?? null }, 'local redis-server started');
   return {
