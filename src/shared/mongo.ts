@@ -3,6 +3,7 @@ import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, Transactio
 import type { ImportBatchDoc } from './ledger/batches';
 import type { LedgerEntryDoc } from './ledger/model';
 import type { OutcomeDoc } from './outcomes';
+import { installMongoWriteGuard } from './mongo-write-guard';
 
 export interface Collections {
   accounts: Collection<AccountDoc>;
@@ -55,6 +56,7 @@ export function writeConcernOf(config: { mongoWriteConcern: number | 'majority';
  * ask for, wait in their own pool and never in front of the agent's and the workers' operations.
  */
 export async function connectMongo(url: string, dbName: string, options: MongoPoolOptions = {}): Promise<Mongo> {
+  installMongoWriteGuard();
   // int64 values come back as bigint, so balances never pass through a float.
   const client = new MongoClient(url, {
     useBigInt64: true,

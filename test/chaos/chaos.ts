@@ -55,6 +55,8 @@ interface Options {
   seed: number;
   /** Also restart the MongoDB-wire server with SIGKILL (half of its restarts), not only SIGTERM. */
   killMongo: boolean;
+  /** Seconds between MongoDB restarts; 0 = the default schedule (every 35-50 s from mid-phase). */
+  mongoEvery: number;
   /** Keep the temporary directory (process logs) instead of removing it. */
   keep: boolean;
 }
@@ -64,6 +66,8 @@ const USAGE = `usage: npm run test:chaos -- [options]
   --clients N         concurrent clients (default 20)
   --seed N            seed of the clients' and faults' random choices (default: random, printed)
   --kill-mongo        restart the MongoDB-wire server with SIGKILL half of the time (default: SIGTERM only)
+  --mongo-every N     restart the MongoDB-wire server every N to N+3 s from 10 % of the phase
+                      (default: every 35-50 s from mid-phase); frequent restarts find restart races
   --settle-seconds N  bound on clients finishing their calls after the faults (default 60)
   --drain-seconds N   bound on the workers finishing after that (default 150)
   --keep              keep the temporary directory with the process logs
@@ -79,6 +83,7 @@ function parseOptions(argv: string[]): Options {
     drainSeconds: 150,
     seed: Math.floor(Math.random() * 1_000_000),
     killMongo: false,
+    mongoEvery: 0,
     keep: false,
   };
   const args = argv.flatMap((a) => (a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a]));
@@ -109,6 +114,9 @@ function parseOptions(argv: string[]): Options {
         break;
       case '--kill-mongo':
         options.killMongo = true;
+        break;
+      case '--mongo-every':
+        options.mongoEvery = int(3, 3600);
         break;
       case '--keep':
         options.keep = true;
@@ -1029,6 +1037,7 @@ async function faultLoop(run: Run, name: string, firstMs: number, everyMs: [numb
 
 function runFaults(run: Run, s: Services): Promise<unknown> {
   const phase = run.options.seconds * 1000;
+  const mongoEvery = run.options.mongoEvery * 1000;
   let nextWorker = 0;
   const restart = async (proc: Proc, signal: 'SIGKILL' | 'SIGTERM', fault: string, pauseMs: number) => {
     await proc.kill(signal);
@@ -1063,7 +1072,7 @@ function runFaults(run: Run, s: Services): Promise<unknown> {
       await sleep(between(rng, 500, 2500));
       await s.redis.ensureUp();
     }),
-    faultLoop(run, 'mongo', phase * 0.5, [35_000, 50_000], (rng) => {
+    faultLoop(run, 'mongo', mongoEvery ? phase * 0.1 : phase * 0.5, mongoEvery ? [mongoEvery, mongoEvery + 3000] : [35_000, 50_000], (rng) => {
       const kill = run.options.killMongo && rng() < 0.5;
       return restart(s.mongo, kill ? 'SIGKILL' : 'SIGTERM', kill ? 'mongo SIGKILL + restart' : 'mongo SIGTERM + restart', between(rng, 500, 2000));
     }),
@@ -1376,7 +1385,7 @@ function printReport(run: Run, calls: Call[], counts: CheckCounts | undefined, a
 
 async function chaos(run: Run): Promise<number> {
   const o = run.options;
-  process.stdout.write(`chaos run: ${o.seconds} s of faults, ${o.clients} clients, seed ${o.seed}${o.killMongo ? ', mongo SIGKILL too' : ''}; temp dir ${run.tmp}\n`);
+  process.stdout.write(`chaos run: ${o.seconds} s of faults, ${o.clients} clients, seed ${o.seed}${o.killMongo ? ', mongo SIGKILL too' : ''}${o.mongoEvery ? `, mongo restarted every ${o.mongoEvery}-${o.mongoEvery + 3} s` : ''}; temp dir ${run.tmp}\n`);
   const s = await defineServices(run);
   await Promise.all([s.redis.ensureUp(), s.mongo.ensureUp()]);
   const seedClient = await connectMongo(s.mongoUrl, MONGO_DB);
