@@ -1038,6 +1038,8 @@ async function faultLoop(run: Run, name: string, firstMs: number, everyMs: [numb
 function runFaults(run: Run, s: Services): Promise<unknown> {
   const phase = run.options.seconds * 1000;
   const mongoEvery = run.options.mongoEvery * 1000;
+  // --mongo-every: early and often, to find restart races; otherwise the default schedule.
+  const [mongoFirstMs, mongoGapMs]: [number, [number, number]] = mongoEvery ? [phase * 0.1, [mongoEvery, mongoEvery + 3000]] : [phase * 0.5, [35_000, 50_000]];
   let nextWorker = 0;
   const restart = async (proc: Proc, signal: 'SIGKILL' | 'SIGTERM', fault: string, pauseMs: number) => {
     await proc.kill(signal);
@@ -1072,7 +1074,7 @@ function runFaults(run: Run, s: Services): Promise<unknown> {
       await sleep(between(rng, 500, 2500));
       await s.redis.ensureUp();
     }),
-    faultLoop(run, 'mongo', mongoEvery ? phase * 0.1 : phase * 0.5, mongoEvery ? [mongoEvery, mongoEvery + 3000] : [35_000, 50_000], (rng) => {
+    faultLoop(run, 'mongo', mongoFirstMs, mongoGapMs, (rng) => {
       const kill = run.options.killMongo && rng() < 0.5;
       return restart(s.mongo, kill ? 'SIGKILL' : 'SIGTERM', kill ? 'mongo SIGKILL + restart' : 'mongo SIGTERM + restart', between(rng, 500, 2000));
     }),

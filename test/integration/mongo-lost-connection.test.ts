@@ -4,7 +4,7 @@ import { createTestContext, TestContext } from '../support/harness';
 /**
  * A pooled connection that the server closed while the driver was about to use it: the command must
  * fail (a network error, outcome unknown, which every caller already handles) and the next one must
- * run on a fresh connection. With the MongoDB Node driver as published (6.x and 7.x), a command
+ * run on a fresh connection. With the MongoDB Node driver as published (6.22 here; 7.9 is the same), a command
  * written to a socket already destroyed waits forever for a 'drain' event that never comes; in the
  * chaos test that left a worker holding all its jobs after a MongoDB restart (docs/DECISIONS.md).
  *
