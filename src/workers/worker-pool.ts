@@ -1,4 +1,5 @@
-import { Job, Worker } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
+import { LeanWorker } from './lean-worker';
 import type { AppContext } from '../shared/context';
 import { instrumentWorker } from '../shared/metrics';
 import { QueueNames } from '../shared/queues/names';
@@ -22,7 +23,7 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
   const workers = queues.map((name) => {
     const processor = processors[name];
     if (!processor) throw new Error(`no processor for queue ${name}`);
-    const worker = new Worker(name, processor, {
+    const worker = new LeanWorker(name, processor, {
       connection: ctx.newRedis(),
       prefix: bullmqPrefix(ctx.config),
       // Processing has its own figure: a settle window holds its jobs longer (PROCESSING_WINDOW_MS).
