@@ -207,3 +207,63 @@ export async function groupFindOne<T extends Document>(collection: Collection<T>
   );
   return (await batcher.submit(value)) as T | null;
 }
+
+const elementFinders = new WeakMap<Collection<never>, Map<string, Batcher<{ key: string; id: string }, ElementRead>>>();
+
+/** A document's key field and one element of its array, or null when no document has that key. */
+type ElementRead = { doc: Document; element: Document | undefined } | null;
+
+/**
+ * Reads one element of a document's array (`array`, its elements named by `idField`), the document
+ * found by a field a unique index covers (`field`): grouped with concurrent reads of the same
+ * collection into one `$in` query, projected to the key and the wanted element (`$elemMatch`). A busy
+ * account holds hundreds of running calls: returning all of them to read one costs both sides far
+ * more than the look-up (docs/BENCHMARKS.md). A projection returns one element per document, so
+ * several elements wanted of one document in the same group take a round each.
+ */
+export async function groupFindElement<T extends Document, E>(
+  collection: Collection<T>,
+  field: string,
+  key: string,
+  array: string,
+  idField: string,
+  id: string,
+): Promise<{ doc: T; element: E | undefined } | null> {
+  const handle = collection as unknown as Collection<never>;
+  const byShape = held(elementFinders, handle, () => new Map<string, Batcher<{ key: string; id: string }, ElementRead>>());
+  const batcher = held(byShape, `${field}\u0000${array}\u0000${idField}`, () =>
+    new Batcher<{ key: string; id: string }, ElementRead>(async (items) => {
+      const projection = (ids: string[]) => ({ [field]: 1, [array]: { $elemMatch: { [idField]: ids.length === 1 ? ids[0] : { $in: ids } } } });
+      const answer = (doc: Document | undefined | null, wanted: string): ElementRead | 'other' => {
+        if (!doc) return null;
+        const element = (doc[array] as Document[] | undefined)?.[0];
+        if (!element) return { doc, element: undefined };
+        return element[idField] === wanted ? { doc, element: structuredClone(element) } : 'other';
+      };
+      const results: ElementRead[] = items.map(() => null);
+      let pending = items.map((_, i) => i);
+      // Every round answers, of each document, the wanted element it returned; it stops when one answers nothing.
+      while (pending.length > 0) {
+        const docs = await collection
+          .find({ [field]: { $in: [...new Set(pending.map((i) => items[i].key))] } } as Filter<T>, { projection: projection([...new Set(pending.map((i) => items[i].id))]) })
+          .toArray();
+        const found = new Map<unknown, Document>(docs.map((doc) => [(doc as Document)[field], doc as Document]));
+        const next: number[] = [];
+        for (const i of pending) {
+          const read = answer(found.get(items[i].key), items[i].id);
+          if (read === 'other') next.push(i);
+          else results[i] = read;
+        }
+        if (next.length === pending.length) break;
+        pending = next;
+      }
+      // Left over only if an element's id were wanted of two documents: one exact read each.
+      for (const i of pending) {
+        const read = answer(await collection.findOne({ [field]: items[i].key } as Filter<T>, { projection: projection([items[i].id]) }), items[i].id);
+        results[i] = read === 'other' ? null : read;
+      }
+      return results;
+    }, MAX_BATCH, windowOf(handle)),
+  );
+  return (await batcher.submit({ key, id })) as { doc: T; element: E | undefined } | null;
+}

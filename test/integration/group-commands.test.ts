@@ -1,5 +1,5 @@
 import { Collection, CommandStartedEvent, MongoClient } from 'mongodb';
-import { groupFindOne, groupInsert, groupUpdate } from '../../src/shared/group-commands';
+import { groupFindElement, groupFindOne, groupInsert, groupUpdate } from '../../src/shared/group-commands';
 import { serverUrls, uniqueName } from '../support/harness';
 
 interface Doc {
@@ -7,6 +7,7 @@ interface Doc {
   tag: string;
   n: number;
   label?: string;
+  items?: Array<{ id: string; v: number }>;
 }
 
 /**
@@ -106,6 +107,37 @@ describe('group commands', () => {
     expect(b).toEqual({ _id: 'b', tag: 'tb', n: 2 });
     expect(a2).toEqual(a);
     expect(a2).not.toBe(a);
+  });
+
+  it('reads one element of a document: only that element comes back; two of one document take a round each', async () => {
+    const items = (prefix: string) => Array.from({ length: 30 }, (_, i) => ({ id: `${prefix}${i}`, v: i }));
+    await docs.insertMany([
+      { _id: 'a', tag: 'ta', n: 1, items: items('a') },
+      { _id: 'b', tag: 'tb', n: 2, items: items('b') },
+    ]);
+    sent.length = 0;
+    const read = (tag: string, id: string) => groupFindElement<Doc, { id: string; v: number }>(docs, 'tag', tag, 'items', 'id', id);
+    const [a7, b3, a20, missingDoc, missingItem, a7again] = await Promise.all([
+      read('ta', 'a7'),
+      read('tb', 'b3'),
+      read('ta', 'a20'),
+      read('nope', 'x1'),
+      read('tb', 'b99'),
+      read('ta', 'a7'),
+    ]);
+    // a7 and a20 of one document: two rounds; no document came back whole.
+    expect(count('find')).toBe(2);
+    expect(a7).toEqual({ doc: { _id: 'a', tag: 'ta', items: [{ id: 'a7', v: 7 }] }, element: { id: 'a7', v: 7 } });
+    expect(b3?.element).toEqual({ id: 'b3', v: 3 });
+    expect(a20?.element).toEqual({ id: 'a20', v: 20 });
+    expect(missingDoc).toBeNull();
+    expect(missingItem).toMatchObject({ doc: { tag: 'tb' }, element: undefined });
+    expect(a7again?.element).toEqual(a7?.element);
+    expect(a7again?.element).not.toBe(a7?.element);
+    // An id of another document is not an element of this one, even when that document is read beside it.
+    const [ofOther, a5] = await Promise.all([read('tb', 'a3'), read('ta', 'a5')]);
+    expect(ofOther).toMatchObject({ doc: { tag: 'tb' }, element: undefined });
+    expect(a5?.element).toEqual({ id: 'a5', v: 5 });
   });
 
   it('a command that fails as a whole (server unreachable) fails every caller in it, inserts and updates alike', async () => {

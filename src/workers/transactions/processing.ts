@@ -1,5 +1,5 @@
-import type { AccountDoc } from '../../shared/domain/types';
-import { groupFindOne } from '../../shared/group-commands';
+import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import { groupFindElement } from '../../shared/group-commands';
 import { applyGuarded, opIds, wasApplied } from '../../shared/ledger';
 import type { ProcessingJob } from '../../shared/queues/payloads';
 import type { TransactionDeps } from './deps';
@@ -23,8 +23,10 @@ export type ProcessingOutcome = 'charged' | 'already-done' | 'not-ended' | 'roll
  */
 export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob): Promise<{ outcome: ProcessingOutcome; fee: bigint; account?: AccountDoc }> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
-  const account = await groupFindOne(accounts, 'account_tag', job.account_tag);
-  const entry = account?.running_transactions.find((r) => r.id === job.entry_id);
+  // The account's tag and this call's entry only: a busy account holds hundreds of running calls.
+  const read = await groupFindElement<AccountDoc, RunningTransaction>(accounts, 'account_tag', job.account_tag, 'running_transactions', 'id', job.entry_id);
+  const account = read?.doc;
+  const entry = read?.element;
   if (!account || !entry) return { outcome: await reconcile(deps, job.account_tag, job.entry_id), fee: 0n };
   if (entry.in_progress || !entry.timestamp_end) return { outcome: 'not-ended', fee: 0n };
 

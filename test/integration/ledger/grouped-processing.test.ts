@@ -1,4 +1,4 @@
-import type { CommandStartedEvent } from 'mongodb';
+import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
 import type { ProcessingJob } from '../../../src/shared/queues/payloads';
 import type { RunningTransaction } from '../../../src/shared/domain/types';
 import { auditLedger } from '../../../src/shared/ledger/audit';
@@ -37,6 +37,8 @@ interface Setup {
   /** A second client on the same database whose commands are counted in `commands`. */
   counted: Mongo;
   commands: string[];
+  /** How many running entries each account document that a `find` of the counted client returned held. */
+  entriesPerAccountRead: number[];
 }
 
 /** A clean context whose accounts `tags` each hold perAccount ended calls, and a client that counts commands. */
@@ -47,7 +49,16 @@ async function setUp(tags: string[], overrides: Record<string, string> = {}): Pr
   const counted = await connectMongo(ctx.mongo.url, ctx.config.mongoDb, { monitorCommands: true });
   const commands: string[] = [];
   counted.client.on('commandStarted', (e: CommandStartedEvent) => commands.push(e.commandName));
-  return { ctx, rating, counted, commands };
+  const entriesPerAccountRead: number[] = [];
+  const readingAccounts = new Set<number>();
+  counted.client.on('commandStarted', (e: CommandStartedEvent) => {
+    if (e.commandName === 'find' && e.command.find === 'accounts') readingAccounts.add(e.requestId);
+  });
+  counted.client.on('commandSucceeded', (e: CommandSucceededEvent) => {
+    if (!readingAccounts.delete(e.requestId)) return;
+    for (const doc of (e.reply as { cursor: { firstBatch: Array<{ running_transactions?: unknown[] }> } }).cursor.firstBatch) entriesPerAccountRead.push(doc.running_transactions?.length ?? 0);
+  });
+  return { ctx, rating, counted, commands, entriesPerAccountRead };
 }
 
 async function tearDown(s: Setup | undefined): Promise<void> {
@@ -97,6 +108,10 @@ describe('processing many ended calls at once', () => {
     // One command per call is the guarded debit itself; the reads, record inserts, ledger entries,
     // marker removals and charged marks travel grouped. Six per call before the grouping.
     expect(s.commands.length).toBeLessThan(2 * calls);
+    // Each account is read for the one entry a job charges, not with its other running calls: several
+    // calls of one account in the same group take a round each.
+    expect(s.entriesPerAccountRead.length).toBeGreaterThanOrEqual(calls);
+    expect(Math.max(...s.entriesPerAccountRead)).toBe(1);
 
     expect(await s.ctx.mongo.collections.ledger.countDocuments({ kind: 'charge' })).toBe(calls);
     await expectChargedOnce(s.ctx, tags);
