@@ -8,7 +8,7 @@
  *   npm run bench:agent -- --sweep             open-loop steps of rising rate (--steps 50,100,...; --seconds per step, default 10)
  *   npm run bench:agent -- --cps 100           one open-loop step (--seconds, default 20; --hold, default 2)
  *   npm run bench:agent -- --closed            closed loop (--pairs, --concurrency) and the bare queue round trip
- *   other options: --workers 2 --accounts 1000 --warmup 40 --profile DIR (agent and workers with --cpu-prof)
+ *   other options: --workers 1 --accounts 1000 --warmup 40 --profile DIR (agent and workers with --cpu-prof)
  *
  * Open loop: `--cps` new calls per second on a fixed schedule, each authorization -> begin -> hold
  * (--hold s +-50 %) -> end, accounts drawn Zipf (s = 1). A step holds when p99 of authorization and
