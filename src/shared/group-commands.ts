@@ -234,11 +234,13 @@ export async function groupFindElement<T extends Document, E>(
   const batcher = held(byShape, `${field}\u0000${array}\u0000${idField}`, () =>
     new Batcher<{ key: string; id: string }, ElementRead>(async (items) => {
       const projection = (ids: string[]) => ({ [field]: 1, [array]: { $elemMatch: { [idField]: ids.length === 1 ? ids[0] : { $in: ids } } } });
+      // Each caller gets its own copy, as from groupFindOne: they may change what they read.
       const answer = (doc: Document | undefined | null, wanted: string): ElementRead | 'other' => {
         if (!doc) return null;
         const element = (doc[array] as Document[] | undefined)?.[0];
-        if (!element) return { doc, element: undefined };
-        return element[idField] === wanted ? { doc, element: structuredClone(element) } : 'other';
+        if (element && element[idField] !== wanted) return 'other';
+        const copy = structuredClone(doc);
+        return { doc: copy, element: (copy[array] as Document[] | undefined)?.[0] };
       };
       const results: ElementRead[] = items.map(() => null);
       let pending = items.map((_, i) => i);

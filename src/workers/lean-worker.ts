@@ -19,7 +19,7 @@ import { Job, Worker, type Processor, type RedisClient, type WorkerOptions } fro
  *
  * It reads one private field of BullMQ's Worker (`waiting`: set while it blocks and takes the job it
  * woke for). The constructor checks that the field exists, so a BullMQ that renamed it fails at start
- * instead of silently probing again (test/integration/queues/lean-worker.test.ts counts the calls).
+ * instead of silently probing again (test/integration/lean-worker.test.ts counts the calls).
  */
 export class LeanWorker<D = unknown, R = unknown, N extends string = string> extends Worker<D, R, N> {
   /** The last fetch took a job on a wake-up: the fetch right after it would find the queue empty. */

@@ -48,10 +48,10 @@ async function setUp(tags: string[], overrides: Record<string, string> = {}): Pr
   await ctx.mongo.collections.accounts.insertMany(tags.map((tag) => account(tag, { balance: 1000n, running_transactions: endedCallsOf(tag) })));
   const counted = await connectMongo(ctx.mongo.url, ctx.config.mongoDb, { monitorCommands: true });
   const commands: string[] = [];
-  counted.client.on('commandStarted', (e: CommandStartedEvent) => commands.push(e.commandName));
   const entriesPerAccountRead: number[] = [];
   const readingAccounts = new Set<number>();
   counted.client.on('commandStarted', (e: CommandStartedEvent) => {
+    commands.push(e.commandName);
     if (e.commandName === 'find' && e.command.find === 'accounts') readingAccounts.add(e.requestId);
   });
   counted.client.on('commandSucceeded', (e: CommandSucceededEvent) => {
