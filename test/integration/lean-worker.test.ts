@@ -1,7 +1,9 @@
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { createRedis, type RedisClient } from '../../src/shared/redis';
 import { LeanWorker } from '../../src/workers/lean-worker';
 import { serverUrls, uniqueName } from '../support/harness';
+import { openMonitor, type RedisMonitor } from '../support/redis-monitor';
 
 /**
  * LeanWorker (src/workers/lean-worker.ts) skips the fetch BullMQ makes right after taking a job it woke
@@ -9,15 +11,19 @@ import { serverUrls, uniqueName } from '../support/harness';
  * that no job is left waiting by the skip (a long block timeout would hold a stranded job past jest's).
  */
 
-type Monitor = { on(event: 'monitor', listener: (time: string, args: string[]) => void): void; disconnect(): void };
-
 let redis: RedisClient;
-let monitor: Monitor;
+let monitor: RedisMonitor | undefined;
 /** Connections handed to BullMQ, which closes only the ones it made itself. */
 const connections: RedisClient[] = [];
 const connection = () => {
   const c = createRedis(serverUrls().redisUrl);
   connections.push(c);
+  return c;
+};
+/** Every queue, queue-events and worker made, closed in afterAll if a test failed before its teardown. */
+const created: (Queue | QueueEvents | Worker)[] = [];
+const made = <T extends Queue | QueueEvents | Worker>(c: T): T => {
+  created.push(c);
   return c;
 };
 /** Script calls per queue name: `moveToActive` is the only BullMQ script whose first key is the wait list with 11 keys. */
@@ -27,17 +33,19 @@ const markers = new Map<string, () => void>();
 
 beforeAll(async () => {
   redis = createRedis(serverUrls().redisUrl);
-  monitor = (await (redis as unknown as { monitor(): Promise<Monitor> }).monitor()) as Monitor;
-  monitor.on('monitor', (_time, args) => {
-    if (args[0]?.toLowerCase() === 'echo') markers.get(args[1])?.();
-    if (args[0]?.toLowerCase() !== 'evalsha' || args[2] !== '11') return;
+  monitor = await openMonitor(redis as Redis);
+  monitor.onCommand((args) => {
+    if (args[0] === 'echo') markers.get(args[1])?.();
+    if (args[0] !== 'evalsha' || args[2] !== '11') return;
     const wait = /^(.*):wait$/.exec(args[3] ?? '');
     if (wait) moveToActiveCalls.set(wait[1], (moveToActiveCalls.get(wait[1]) ?? 0) + 1);
   });
 });
 
 afterAll(async () => {
-  monitor.disconnect();
+  monitor?.close();
+  // What a failed test left open: BullMQ's own blocking connections would keep jest from exiting.
+  await Promise.all(created.map((c) => (c instanceof Worker ? c.close(true) : c.close())));
   await Promise.all([redis, ...connections].map((c) => c.quit()));
 });
 
@@ -51,8 +59,8 @@ interface Setup {
 async function setup(): Promise<Setup> {
   const prefix = uniqueName('lw');
   const name = 'jobs';
-  const queue = new Queue(name, { connection: connection(), prefix });
-  const events = new QueueEvents(name, { connection: connection(), prefix });
+  const queue = made(new Queue(name, { connection: connection(), prefix }));
+  const events = made(new QueueEvents(name, { connection: connection(), prefix }));
   await events.waitUntilReady();
   return { queue, events, prefix, name };
 }
@@ -109,7 +117,7 @@ test('a job taken on a wake-up costs one moveToActive less than with BullMQ\'s W
     ['lean', (s: Setup) => new LeanWorker(s.name, noop, { connection: connection(), prefix: s.prefix, concurrency: 16 })],
   ] as const) {
     const s = await setup();
-    const worker = make(s);
+    const worker = made(make(s));
     await worker.waitUntilReady();
     await oneAtATime(s, 3); // the worker is blocking on the marker from here on
     const before = await settledCount(s);
@@ -134,7 +142,7 @@ test('jobs added in bursts to two workers are all taken: the skipped fetch stran
       concurrency: 4,
       drainDelay: 120,
     });
-  const workers = [make(), make()];
+  const workers = [made(make()), made(make())];
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   let next = 0;
   for (const burst of [1, 2, 1, 7, 1, 1, 3, 30, 1, 5]) {
