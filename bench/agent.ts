@@ -15,7 +15,9 @@
  * of begin are below 50 ms and nothing failed (HTTP errors, ok:false / refusals such as TIMEOUT or
  * UNAVAILABLE, calls not charged after the drain). The sweep stops at the first step that does not hold.
  * Closed loop: begin+end pairs, `--concurrency` in flight; beside it no-op jobs through the agent's
- * request path (request() + ReplyInbox) at the same concurrency; ratio = agent operations/s / round trips/s.
+ * request path (request() + ReplyInbox) at the same concurrency; ratio = agent operations/s / round trips/s;
+ * and `GET /health` on the agent (HTTP with nothing behind it), from which the ratio's ceiling for any
+ * operation answered over HTTP through one round trip: CPU per round trip / (that + CPU per request).
  *
  * The last line is always
  *   agent: <max calls/s with p99 < 50 ms> calls/s at p99 < 50 ms; p99 authorization <a> ms; p99 begin <b> ms; queue limit <q> round trips/s; ratio <r>
@@ -31,7 +33,7 @@ import { createLogger } from '../src/shared/logger';
 import { startLocalServices, type Endpoints } from '../src/shared/services/local-services';
 import { freePort, sleep, which } from '../src/shared/services/process-tools';
 import { AgentClient } from './agent/client';
-import { BareRoundTrip, closedLines, closedLoop } from './agent/closed-loop';
+import { BareRoundTrip, closedLines, closedLoop, httpFloor } from './agent/closed-loop';
 import { runStep, P99_LIMIT_MS, type StepResult } from './agent/open-loop';
 import { CpuMeter, processName, RoleProcess, serverPid } from './agent/processes';
 import { accountTag, parseOptions, seedBench } from './agent/setup';
@@ -170,6 +172,7 @@ async function main() {
     meter.reset();
     const c = await closedLoop(client, o.pairs, o.concurrency, 'cl', accountOf);
     const cpuLine = meter.perUnit(c.begin.length, 'pair (the loop only: processing that ran meanwhile is in, the rest of it not)');
+    const pairCpu = meter.totalPerUnit(c.begin.length);
     // Let processing of the ended calls finish before the bare round trip has the workers.
     const until = Date.now() + 60_000;
     while (Date.now() < until && Object.values(await ctx.queues.processing.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).some((n) => n > 0)) await sleep(100);
@@ -179,9 +182,16 @@ async function main() {
     meter.reset();
     const b = await bare.run(2 * o.pairs, o.concurrency);
     const bareCpu = meter.perUnit(b.latency.length, 'round trip');
-    for (const line of closedLines(c, b, o.pairs, o.concurrency)) say(line);
+    const roundTripCpu = meter.totalPerUnit(b.latency.length);
+    await httpFloor(client, 500, o.concurrency); // warm-up, not counted
+    meter.reset();
+    const h = await httpFloor(client, 2 * o.pairs, o.concurrency);
+    const httpCpu = meter.perUnit(h.latency.length, 'HTTP request');
+    const cpu = { pair: pairCpu, roundTrip: roundTripCpu, httpRequest: meter.totalPerUnit(h.latency.length) };
+    for (const line of closedLines(c, b, h, cpu, o.pairs, o.concurrency)) say(line);
     say(`  closed loop ${cpuLine}`);
     say(`  bare round trip ${bareCpu}`);
+    say(`  HTTP alone ${httpCpu}`);
     queueLimit = b.perSecond;
     ratio = c.opsPerSecond / b.perSecond;
   }

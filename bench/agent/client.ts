@@ -27,7 +27,15 @@ export class AgentClient {
   }
 
   post(path: string, payload: unknown): Promise<Answer> {
-    const body = JSON.stringify(payload);
+    return this.send('POST', path, JSON.stringify(payload));
+  }
+
+  /** A GET with no body (the HTTP-only floor: `/health` on the agent). */
+  get(path: string): Promise<Answer> {
+    return this.send('GET', path);
+  }
+
+  private send(method: 'GET' | 'POST', path: string, body?: string): Promise<Answer> {
     const started = performance.now();
     return new Promise<Answer>((resolve) => {
       let done = false;
@@ -41,9 +49,9 @@ export class AgentClient {
           host: this.host,
           port: this.port,
           path,
-          method: 'POST',
+          method,
           agent: this.pool,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
         },
         (res) => {
           const chunks: Buffer[] = [];

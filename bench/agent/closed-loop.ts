@@ -51,11 +51,29 @@ export async function closedLoop(client: AgentClient, pairs: number, concurrency
   return { pairsPerSecond: pairs / seconds, opsPerSecond: (begin.length + end.length) / seconds, begin, end, ops: [...begin, ...end], errors };
 }
 
-export interface BareResult {
+export interface FloorResult {
   perSecond: number;
   latency: number[];
   errors: ErrorCounts;
 }
+
+/**
+ * HTTP alone: `GET /health` on the agent from the same client at the same concurrency, an answer with
+ * nothing behind it (no body to parse or validate, no queue, no store), so a lower bound on what the
+ * HTTP part of any agent operation costs.
+ */
+export async function httpFloor(client: AgentClient, count: number, concurrency: number): Promise<FloorResult> {
+  const latency: number[] = [];
+  const errors = new ErrorCounts();
+  const seconds = await closed(count, concurrency, async () => {
+    const a = await client.get('/health');
+    latency.push(a.ms);
+    if (a.error) errors.add(`health: ${a.error}`);
+  });
+  return { perSecond: count / seconds, latency, errors };
+}
+
+export type BareResult = FloorResult;
 
 /**
  * The bare queue round trip: no-op jobs (`{ op: 'noop' }`, answered at once by the workers) from this
@@ -109,11 +127,23 @@ export class BareRoundTrip {
   }
 }
 
-export function closedLines(c: ClosedResult, bare: BareResult, pairs: number, concurrency: number): string[] {
+/** CPU ms (all processes, the bench's included) per unit of each measurement. */
+export interface CpuPerUnit {
+  pair: number;
+  roundTrip: number;
+  httpRequest: number;
+}
+
+export function closedLines(c: ClosedResult, bare: BareResult, http: FloorResult, cpu: CpuPerUnit, pairs: number, concurrency: number): string[] {
   const ratio = c.opsPerSecond / bare.perSecond;
+  // On saturated cores throughput is cores / CPU per unit, so an operation that costs at least one
+  // round trip plus one HTTP request gets at most roundTrip / (roundTrip + httpRequest) of the bare rate.
+  const ceiling = cpu.roundTrip / (cpu.roundTrip + cpu.httpRequest);
   return [
     `closed loop: ${pairs} begin+end pairs at concurrency ${concurrency}: ${c.pairsPerSecond.toFixed(1)} pairs/s = ${c.opsPerSecond.toFixed(0)} agent operations/s; begin ${latencyLine(c.begin)}; end ${latencyLine(c.end)}; all operations p50 ${percentile(c.ops, 50).toFixed(1)} / p99 ${percentile(c.ops, 99).toFixed(1)} ms; errors: ${c.errors}`,
     `bare queue round trip (noop jobs via request() + ReplyInbox on the transactions queue, from the bench process): ${bare.latency.length} at concurrency ${concurrency}: ${bare.perSecond.toFixed(0)} round trips/s; ${latencyLine(bare.latency)}; errors: ${bare.errors}`,
+    `HTTP alone (GET /health on the agent, same client and concurrency): ${http.latency.length}: ${http.perSecond.toFixed(0)} requests/s; ${latencyLine(http.latency)}; errors: ${http.errors}`,
     `ratio: agent operations/s / bare round trips/s = ${c.opsPerSecond.toFixed(0)} / ${bare.perSecond.toFixed(0)} = ${ratio.toFixed(2)}`,
+    `ceiling of that ratio for an operation answered over HTTP through one round trip and doing nothing else: CPU per round trip ${cpu.roundTrip.toFixed(3)} ms / (${cpu.roundTrip.toFixed(3)} + ${cpu.httpRequest.toFixed(3)} ms per HTTP request) = ${ceiling.toFixed(2)}; agent operation ${(cpu.pair / 2).toFixed(3)} ms`,
   ];
 }

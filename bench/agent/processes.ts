@@ -227,6 +227,12 @@ export class CpuMeter {
     return `CPU ms per second: ${parts.join(', ')} (over ${r.wall.toFixed(1)} s; machine busy ${(100 * r.machineBusy).toFixed(0)} % of ${Math.round(r.cores)} cores)`;
   }
 
+  /** CPU ms of all these processes together per unit since reset. */
+  totalPerUnit(units: number): number {
+    const seconds = this.read().byProcess.reduce((sum, p) => sum + (p.seconds ?? 0), 0);
+    return (1000 * seconds) / Math.max(units, 1);
+  }
+
   /** `agent 1.23, worker1 0.80, ... ms per <unit>; total X; machine busy Y %` */
   perUnit(units: number, unit: string, digits = 2): string {
     const r = this.read();
