@@ -228,14 +228,28 @@ async function main(): Promise<void> {
     await ctx.mongo.collections.transactions.drop();
     const raw = ctx.mongo.db.collection('bench_raw_insert');
     await raw.createIndex({ account_tag: 1, transaction_tag: 1 }, { unique: true });
-    const storageDocs = Math.min(CALLS, 200_000);
+    // A warm-up (the server has just freed the import's records), then two timed passes: the faster
+    // one is the limit, so a pass slowed by the server's collector or by a neighbour on the cores
+    // cannot make the import look closer to storage than it is.
+    const storagePassDocs = Math.min(CALLS, 100_000);
+    let written = 0;
+    const insertRaw = async (count: number) => {
+      for (let done = 0; done < count; done += BATCH) {
+        const docs = Array.from({ length: Math.min(BATCH, count - done) }, (_, i) => ({ ...sample!, _id: randomUUID() as string, transaction_tag: `raw-${written + done + i}` }));
+        await raw.insertMany(docs as Document[], { ordered: false });
+      }
+      written += count;
+    };
+    await insertRaw(Math.min(CALLS, 20_000));
     const storageMeter = new CpuMeter([{ name: 'bench (client)', pid: process.pid }, { name: 'mongo-wire server', pid: serverPid(services.mongoUrl) }]);
-    t = Date.now();
-    for (let done = 0; done < storageDocs; done += BATCH) {
-      const docs = Array.from({ length: Math.min(BATCH, storageDocs - done) }, (_, i) => ({ ...sample!, _id: randomUUID() as string, transaction_tag: `raw-${done + i}` }));
-      await raw.insertMany(docs as Document[], { ordered: false });
+    const storagePasses: number[] = [];
+    for (let pass = 0; pass < 2; pass++) {
+      t = Date.now();
+      await insertRaw(storagePassDocs);
+      storagePasses.push(storagePassDocs / ((Date.now() - t) / 1000));
     }
-    const storageRate = storageDocs / ((Date.now() - t) / 1000);
+    const storageRate = Math.max(...storagePasses);
+    const storageDocs = 2 * storagePassDocs;
     const storageCpu = storageMeter.perUnit(storageDocs, 'document', 3);
     await raw.drop();
 
@@ -263,7 +277,7 @@ async function main(): Promise<void> {
 
     const limit = Math.min(storageRate, queueRate);
     console.log(`conditions: ${CALLS} calls, ${ACCOUNTS} accounts (${DISTRIBUTION}), ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`);
-    console.log(`storage limit measured with ${storageDocs} documents of the records' size; queue limit with ${jobs} empty jobs`);
+    console.log(`storage limit measured with 2 passes of ${storagePassDocs} documents of the records' size after a warm-up (${storagePasses.map((r) => Math.round(r)).join(' and ')} docs/s; the faster counts); queue limit with ${jobs} empty jobs`);
     if (values.profile) console.log(profile.report());
     console.log(`import ${importCpu}; CLI ${((1000 * cliCpu) / CALLS).toFixed(3)} (sampled every 200 ms)`);
     console.log(`storage limit ${storageCpu}`);
