@@ -234,11 +234,17 @@ export async function groupFindElement<T extends Document, E>(
   const batcher = held(byShape, `${field}\u0000${array}\u0000${idField}`, () =>
     new Batcher<{ key: string; id: string }, ElementRead>(async (items) => {
       const projection = (ids: string[]) => ({ [field]: 1, [array]: { $elemMatch: { [idField]: ids.length === 1 ? ids[0] : { $in: ids } } } });
-      // Each caller gets its own copy, as from groupFindOne: they may change what they read.
+      // Each caller gets its own copy, as from groupFindOne: they may change what they read. The first
+      // caller a document answers takes it as read; only a caller of the same element after it needs a clone.
+      const handedOut = new Set<Document>();
       const answer = (doc: Document | undefined | null, wanted: string): ElementRead | 'other' => {
         if (!doc) return null;
         const element = (doc[array] as Document[] | undefined)?.[0];
         if (element && element[idField] !== wanted) return 'other';
+        if (!handedOut.has(doc)) {
+          handedOut.add(doc);
+          return { doc, element };
+        }
         const copy = structuredClone(doc);
         return { doc: copy, element: (copy[array] as Document[] | undefined)?.[0] };
       };
