@@ -43,6 +43,8 @@ const RATES = Number(values.rates);
 const BATCH = Number(values['batch-size']);
 const WORKERS = Number(values.workers);
 const DISTRIBUTION = values['accounts-distribution'];
+/** `BENCH_CPU_PROF=DIR`: V8 CPU profiles of the workers and the CLI, written to DIR when they exit. */
+const cpuProfArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : [];
 if (DISTRIBUTION !== 'zipf' && DISTRIBUTION !== 'uniform') throw new Error('--accounts-distribution must be zipf or uniform');
 
 /**
@@ -182,7 +184,7 @@ async function main(): Promise<void> {
     console.log(`generated ${CALLS} calls over ${ACCOUNTS} accounts (${DISTRIBUTION}) and ${rates.length} rates in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
     for (let i = 0; i < WORKERS; i++) {
-      const child = spawn(process.execPath, [...(process.env.BENCH_WORKER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_WORKER_CPU_PROF] : []), path.join(root, 'dist', 'workers', 'main.js')], { env: { ...env, LOG_LEVEL: values.profile ? 'debug' : 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [...cpuProfArgs, path.join(root, 'dist', 'workers', 'main.js')], { env: { ...env, LOG_LEVEL: values.profile ? 'debug' : 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let partial = '';
       child.stdout!.on('data', (d: Buffer) => {
@@ -204,7 +206,7 @@ async function main(): Promise<void> {
       { name: 'redis-server', pid: serverPid(services.redisUrl) },
     ]);
     t = Date.now();
-    const cli = spawn(process.execPath, [path.join(root, 'dist', 'cli', 'rating.js'), 'import', file, '--batch-size', String(BATCH), '--max-in-flight', values['max-in-flight'], '--no-progress'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cli = spawn(process.execPath, [...cpuProfArgs, path.join(root, 'dist', 'cli', 'rating.js'), 'import', file, '--batch-size', String(BATCH), '--max-in-flight', values['max-in-flight'], '--no-progress'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let cliOut = '';
     cli.stdout!.on('data', (d: Buffer) => (cliOut += d.toString()));
     cli.stderr!.on('data', (d: Buffer) => process.stderr.write(d));

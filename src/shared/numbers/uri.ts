@@ -171,5 +171,19 @@ export function stripNumber(number: string): string {
  * a leading `+` and without visual separators. Total: never throws; may return ''.
  */
 export function ratingNumber(raw: string): string {
-  return stripNumber(uriUserPart(raw) ?? raw);
+  return bareNumber(raw) ?? stripNumber(uriUserPart(raw) ?? raw);
+}
+
+/**
+ * What ratingNumber returns for the usual destination, digits after any number of `+` (none included),
+ * found without the URI parse and its regular expressions (rating runs it per call and party); null for anything else.
+ */
+function bareNumber(raw: string): string | null {
+  let start = 0;
+  while (start < raw.length && raw.charCodeAt(start) === 0x2b) start++;
+  for (let i = start; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return null;
+  }
+  return start === 0 ? raw : raw.slice(start);
 }

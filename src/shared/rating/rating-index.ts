@@ -7,6 +7,7 @@ import {
   isRateValidAt,
   orderCandidates,
   toRouteRate,
+  uniqueTags,
   type RouteCandidate,
   type RouteQuery,
   type RouteRate,
@@ -62,9 +63,8 @@ function versionsOf(doc: PricelistRateDoc): PricelistRateDoc[] {
   ];
 }
 
-function uniqueTags(tags: readonly string[] | null | undefined): string[] {
-  return tags ? [...new Set(tags)] : [];
-}
+/** A pricelist the query names but the index does not hold (no rates, or none with an active carrier). */
+const EMPTY_PRICELIST: PricelistIndex = { byPrefix: new Map(), maxPrefixLength: 0 };
 
 /**
  * In-memory prefix index over rates and carriers, built once per change of rating data.
@@ -138,21 +138,24 @@ export class RatingIndex {
     let longest = 0;
     for (const tag of uniqueTags(pricelistTags)) {
       const pl = this.pricelists.get(tag);
-      lists.push(pl ?? { byPrefix: new Map(), maxPrefixLength: 0 });
+      lists.push(pl ?? EMPTY_PRICELIST);
       if (pl) longest = Math.max(longest, pl.maxPrefixLength);
     }
     if (lists.length === 0) return null;
 
+    // Every call and party comes through here (an import rates a million): a probe that finds nothing allocates nothing.
     const number = ratingNumber(destination);
     for (let len = Math.min(number.length, longest); len >= 0; len -= 1) {
       const prefix = number.slice(0, len);
-      const found: Array<IndexedRate & { pricelistRank: number }> = [];
-      lists.forEach((pl, pricelistRank) => {
-        for (const r of pl.byPrefix.get(prefix) ?? []) {
-          if (isRateValidAt(r.doc, at)) found.push({ ...r, pricelistRank });
+      let found: Array<IndexedRate & { pricelistRank: number }> | null = null;
+      for (let pricelistRank = 0; pricelistRank < lists.length; pricelistRank += 1) {
+        const atPrefix = lists[pricelistRank].byPrefix.get(prefix);
+        if (!atPrefix) continue;
+        for (const r of atPrefix) {
+          if (isRateValidAt(r.doc, at)) (found ??= []).push({ ...r, pricelistRank });
         }
-      });
-      if (found.length > 0) {
+      }
+      if (found) {
         found.sort((a, b) => a.pricelistRank - b.pricelistRank || a.seq - b.seq);
         return {
           prefix,

@@ -111,8 +111,12 @@ export function compareCandidates(a: RouteCandidate, b: RouteCandidate): number 
   return comparePrice(a.rate, b.rate) || compareStrings(a.carrier.carrier_tag, b.carrier.carrier_tag);
 }
 
-function uniqueTags(tags: readonly string[] | null | undefined): string[] {
-  return tags ? [...new Set(tags)] : [];
+const NO_TAGS: readonly string[] = Object.freeze([]);
+
+/** The tags without repeats, in first-seen order. A list of none or one is returned as is: rating calls this per call and party. */
+export function uniqueTags(tags: readonly string[] | null | undefined): readonly string[] {
+  if (!tags || tags.length === 0) return NO_TAGS;
+  return tags.length === 1 ? tags : [...new Set(tags)];
 }
 
 /**
@@ -126,14 +130,17 @@ export function orderCandidates(
   override?: readonly string[] | null,
 ): RouteCandidate[] {
   const sorted = [...candidates].sort(compareCandidates);
+  const forced = uniqueTags(override);
+  const preferredTags = uniqueTags(carrierTags);
+  // Most accounts state no preference: their order is the price order.
+  if (forced.length === 0 && preferredTags.length === 0) return sorted;
   const byTag = new Map(sorted.map((c) => [c.carrier.carrier_tag, c] as const));
 
-  const forced = uniqueTags(override);
   if (forced.length > 0) {
     return forced.flatMap((tag) => byTag.get(tag) ?? []);
   }
 
-  const preferred = uniqueTags(carrierTags).filter((tag) => byTag.has(tag));
+  const preferred = preferredTags.filter((tag) => byTag.has(tag));
   if (preferred.length === 0) return sorted;
   const front = new Set(preferred);
   return [

@@ -77,7 +77,7 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   const ownCallers = await writeOwn(deps, callers, first, batchId);
   const ownLines = new Set(ownCallers.map((r) => r.lineIndex));
   const others = plans.flatMap((p, i) => (p.kind === 'planned' && ownLines.has(i) ? p.others : []));
-  const written = [...ownCallers, ...(await writeOwn(deps, others, first, batchId))].map((r) => ownRecordOf(r.doc));
+  const written: OwnRecord[] = [...ownCallers, ...(await writeOwn(deps, others, first, batchId))].map((r) => r.doc);
   const own = first ? written : await storedRecordsOf(deps, batchId);
   clock.lap('insert_records');
 
@@ -150,15 +150,6 @@ async function concludeAgentBatch(deps: TransactionDeps, job: ImportBatchJob, ba
 
 /** What the debit and the summary need of a record the batch owns, as stored. */
 type OwnRecord = Pick<TransactionDoc, '_id' | 'account_tag' | 'origin_account_tag' | 'transaction_tag' | 'inbound' | 'fee'>;
-
-const ownRecordOf = (doc: TransactionDoc): OwnRecord => ({
-  _id: doc._id,
-  account_tag: doc.account_tag,
-  origin_account_tag: doc.origin_account_tag,
-  transaction_tag: doc.transaction_tag,
-  inbound: doc.inbound,
-  fee: doc.fee,
-});
 
 /** Every record the batch wrote, in any execution. */
 function storedRecordsOf(deps: TransactionDeps, batchId: string): Promise<OwnRecord[]> {

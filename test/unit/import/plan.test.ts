@@ -66,6 +66,12 @@ describe('planBatch (rating a batch in memory)', () => {
     expect(importRecordId('imp/x/0', 'a', 'a', 't1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
+  it('keeps the record ids of earlier versions: a batch retried after an upgrade must find the records it wrote', () => {
+    expect(importRecordId('imp/x/0', 'a', 'a', 't1')).toBe('50ee7bfd-05ea-581a-8d50-f26e1c623d46');
+    expect(importRecordId('imp/f8f196847151d7dd7defc5591/12', 'acc42', 'acc7', 'sw1-123456')).toBe('bebe1732-4d14-5fac-86ff-07a93aef9888');
+    expect(importRecordId('imp/x/3', 'kunde-ä', 'kunde-ä', 'анруф-1\u{1F4DE}')).toBe('99b3d407-2907-5934-b56d-630daed51e44');
+  });
+
   it('names each batch debit of each account once, in the ledger', () => {
     expect(opIds.importDebit('imp/x/0', 'a')).toBe(opIds.importDebit('imp/x/0', 'a'));
     expect(opIds.importDebit('imp/x/0', 'a')).not.toBe(opIds.importDebit('imp/x/1', 'a'));

@@ -162,6 +162,8 @@ describe('properties', () => {
       fc.string({ maxLength: 60 }),
       fc.string({ unit: fc.constantFrom(...'sipte:<>"\\@;?%2B +-.()0123456789'), maxLength: 40 }),
       fc.string({ unit: 'binary', maxLength: 30 }),
+      // Bare digits with or without leading +: the fast path of ratingNumber.
+      fc.string({ unit: fc.constantFrom(...'+0123456789'), maxLength: 20 }),
     );
     fc.assert(
       fc.property(anyText, (s) => {
