@@ -62,18 +62,23 @@ export interface FloorResult {
  * nothing behind it (no body to parse or validate, no queue, no store), so a lower bound on what the
  * HTTP part of any agent operation costs.
  */
-export async function httpFloor(client: AgentClient, count: number, concurrency: number): Promise<FloorResult> {
+export function httpFloor(client: AgentClient, count: number, concurrency: number): Promise<FloorResult> {
+  return floorRun(count, concurrency, async (errors) => {
+    const a = await client.get('/health');
+    if (a.error) errors.add(`health: ${a.error}`);
+    return a.ms;
+  });
+}
+
+/** `count` operations, `concurrency` in flight; `task` runs one, counts its errors and returns its latency in ms. */
+async function floorRun(count: number, concurrency: number, task: (errors: ErrorCounts) => Promise<number>): Promise<FloorResult> {
   const latency: number[] = [];
   const errors = new ErrorCounts();
   const seconds = await closed(count, concurrency, async () => {
-    const a = await client.get('/health');
-    latency.push(a.ms);
-    if (a.error) errors.add(`health: ${a.error}`);
+    latency.push(await task(errors));
   });
   return { perSecond: count / seconds, latency, errors };
 }
-
-export type BareResult = FloorResult;
 
 /**
  * The bare queue round trip: no-op jobs (`{ op: 'noop' }`, answered at once by the workers) from this
@@ -103,10 +108,8 @@ export class BareRoundTrip {
     await this.inbox.start();
   }
 
-  async run(count: number, concurrency: number): Promise<BareResult> {
-    const latency: number[] = [];
-    const errors = new ErrorCounts();
-    const seconds = await closed(count, concurrency, async () => {
+  run(count: number, concurrency: number): Promise<FloorResult> {
+    return floorRun(count, concurrency, async (errors) => {
       const started = performance.now();
       try {
         const job: TransactionJob = { op: 'noop', deadline: Date.now() + this.timeoutMs };
@@ -115,9 +118,8 @@ export class BareRoundTrip {
       } catch (err) {
         errors.add(`noop: ${(err as Error).constructor.name}`);
       }
-      latency.push(performance.now() - started);
+      return performance.now() - started;
     });
-    return { perSecond: count / seconds, latency, errors };
   }
 
   async close(): Promise<void> {
@@ -134,7 +136,7 @@ export interface CpuPerUnit {
   httpRequest: number;
 }
 
-export function closedLines(c: ClosedResult, bare: BareResult, http: FloorResult, cpu: CpuPerUnit, pairs: number, concurrency: number): string[] {
+export function closedLines(c: ClosedResult, bare: FloorResult, http: FloorResult, cpu: CpuPerUnit, pairs: number, concurrency: number): string[] {
   const ratio = c.opsPerSecond / bare.perSecond;
   // On saturated cores throughput is cores / CPU per unit, so an operation that costs at least one
   // round trip plus one HTTP request gets at most roundTrip / (roundTrip + httpRequest) of the bare rate.
