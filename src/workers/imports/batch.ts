@@ -199,7 +199,8 @@ function summarize(batchId: string, job: ImportBatchJob, plans: LinePlan[], own:
   const counted = new Set<string>();
   plans.forEach((plan, i) => {
     const { line, account_tag: caller, transaction_tag: tag } = job.lines[i];
-    const callerRecord = byId.get(importRecordId(batchId, caller, caller, tag));
+    // A planned line's caller record carries the id already; a refused one may still own a record from an earlier execution.
+    const callerRecord = byId.get(plan.kind === 'planned' ? plan.caller.doc._id : importRecordId(batchId, caller, caller, tag));
     if (callerRecord && !counted.has(callerRecord._id)) {
       counted.add(callerRecord._id);
       rated += 1;

@@ -1,0 +1,76 @@
+import { Readable } from 'node:stream';
+import { readRecords, type SourceRecord } from '../../../src/shared/imports/records';
+
+/**
+ * The CSV reader's line numbers and raw text: what a reject file names for a bad line, so an operator
+ * can find it in the file. Empty lines, quoted cells spanning lines, CRLF and a last line without its
+ * end must all keep the count right, including after a record the parser could not read.
+ */
+const HEADER = 'transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end';
+/** A line's last four cells (any text: validation is not the reader's job). */
+const REST = ',s,d,b,e';
+
+type Read = Pick<SourceRecord, 'index' | 'line' | 'raw' | 'error'> & { tag?: string };
+
+/** Reads HEADER + body, delivered in chunks of `chunkSize` bytes (default: all at once). */
+async function read(body: string, chunkSize?: number, header = `${HEADER}\n`): Promise<Read[]> {
+  const bytes = Buffer.from(header + body, 'utf8');
+  const size = chunkSize ?? bytes.length;
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
+  const out: Read[] = [];
+  for await (const r of readRecords(Readable.from(chunks), 'csv')) {
+    out.push({ index: r.index, line: r.line, raw: r.raw, ...(r.error ? { error: r.error } : {}), ...(r.row ? { tag: r.row.transaction_tag } : {}) });
+  }
+  return out;
+}
+
+describe('CSV records: line numbers and raw text', () => {
+  it('counts the header as line 1 and skips empty lines without losing count', async () => {
+    expect(await read(`t1,a${REST}\n\n\nt2,a${REST}\nt3,a${REST}`)).toEqual([
+      { index: 0, line: 2, raw: `t1,a${REST}`, tag: 't1' },
+      { index: 1, line: 5, raw: `\n\nt2,a${REST}`, tag: 't2' },
+      { index: 2, line: 6, raw: `t3,a${REST}`, tag: 't3' },
+    ]);
+  });
+
+  it('gives a quoted cell spanning lines its last line, and counts on after it', async () => {
+    expect(await read(`"t\n1",a${REST}\nt2,a${REST}\n`)).toEqual([
+      { index: 0, line: 3, raw: `"t\n1",a${REST}`, tag: 't\n1' },
+      { index: 1, line: 4, raw: `t2,a${REST}`, tag: 't2' },
+    ]);
+  });
+
+  it('numbers CRLF files the same, the line end left out of the raw text', async () => {
+    const records = await read(`t1,a${REST}\r\n\r\nt2,a${REST}\r\n`, undefined, `${HEADER}\r\n`);
+    expect(records.map((r) => [r.line, r.tag])).toEqual([[2, 't1'], [4, 't2']]);
+    // What a skipped empty line leaves at the front of the next record's raw text is csv-parse's business; the end is ours.
+    expect(records[0].raw).toBe(`t1,a${REST}`);
+    expect(records[1].raw).toMatch(new RegExp(`^\\s*t2,a${REST}$`));
+  });
+
+  it('reads a file whose line ends change midway, either way, or are CR alone', async () => {
+    const lines = (header: string, body: string) => read(body, undefined, header).then((rs) => rs.map((r) => [r.line, r.tag ?? r.error]));
+    expect(await lines(`${HEADER}\r\n`, `t1,a${REST}\r\nt2,a${REST}\nt3,a${REST}\n\nt4,a${REST}\r\n`)).toEqual([[2, 't1'], [3, 't2'], [4, 't3'], [6, 't4']]);
+    expect(await lines(`${HEADER}\n`, `t1,a${REST}\r\n\r\nt2,a${REST}\r\nt3,a${REST}`)).toEqual([[2, 't1'], [4, 't2'], [5, 't3']]);
+    expect(await lines(`${HEADER}\r`, `t1,a${REST}\r\rt2,a${REST}\r`)).toEqual([[2, 't1'], [4, 't2']]);
+  });
+
+  it('numbers a record with the wrong number of cells, and the records after it', async () => {
+    expect(await read(`t1,a,x${REST}\nt2,a${REST}\n`)).toEqual([
+      { index: 0, line: 2, raw: `t1,a,x${REST}`, error: 'BAD_USER_INPUT: expected 6 cells but got 7' },
+      { index: 1, line: 3, raw: `t2,a${REST}`, tag: 't2' },
+    ]);
+  });
+
+  it('keeps the count when the input arrives in small chunks', async () => {
+    const body = `t1,a${REST}\n\n"t\n2",a${REST}\r\nt3,a${REST}\n\r\nt4,a${REST}`;
+    const whole = await read(body);
+    expect(whole.map((r) => r.line)).toEqual([2, 5, 6, 8]);
+    for (const size of [1, 3, 7]) expect(await read(body, size)).toEqual(whole);
+  });
+
+  it('strips a byte order mark and still numbers from the header', async () => {
+    expect(await read(`t1,a${REST}\n`, undefined, `\uFEFF${HEADER}\n`)).toEqual([{ index: 0, line: 2, raw: `t1,a${REST}`, tag: 't1' }]);
+  });
+});
