@@ -171,8 +171,7 @@ async function main() {
     await closedLoop(client, Math.min(200, o.pairs), o.concurrency, 'cw', accountOf); // warm-up, not counted
     meter.reset();
     const c = await closedLoop(client, o.pairs, o.concurrency, 'cl', accountOf);
-    const cpuLine = meter.perUnit(c.begin.length, 'pair (the loop only: processing that ran meanwhile is in, the rest of it not)');
-    const pairCpu = meter.totalPerUnit(c.begin.length);
+    const pairCpu = meter.measure(c.begin.length, 'pair (the loop only: processing that ran meanwhile is in, the rest of it not)');
     // Let processing of the ended calls finish before the bare round trip has the workers.
     const until = Date.now() + 60_000;
     while (Date.now() < until && Object.values(await ctx.queues.processing.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).some((n) => n > 0)) await sleep(100);
@@ -181,17 +180,16 @@ async function main() {
     await bare.run(500, o.concurrency); // warm-up, not counted
     meter.reset();
     const b = await bare.run(2 * o.pairs, o.concurrency);
-    const bareCpu = meter.perUnit(b.latency.length, 'round trip');
-    const roundTripCpu = meter.totalPerUnit(b.latency.length);
+    const roundTripCpu = meter.measure(b.latency.length, 'round trip');
     await httpFloor(client, 500, o.concurrency); // warm-up, not counted
     meter.reset();
     const h = await httpFloor(client, 2 * o.pairs, o.concurrency);
-    const httpCpu = meter.perUnit(h.latency.length, 'HTTP request');
-    const cpu = { pair: pairCpu, roundTrip: roundTripCpu, httpRequest: meter.totalPerUnit(h.latency.length) };
+    const httpCpu = meter.measure(h.latency.length, 'HTTP request');
+    const cpu = { pair: pairCpu.totalMs, roundTrip: roundTripCpu.totalMs, httpRequest: httpCpu.totalMs };
     for (const line of closedLines(c, b, h, cpu, o.pairs, o.concurrency)) say(line);
-    say(`  closed loop ${cpuLine}`);
-    say(`  bare round trip ${bareCpu}`);
-    say(`  HTTP alone ${httpCpu}`);
+    say(`  closed loop ${pairCpu.line}`);
+    say(`  bare round trip ${roundTripCpu.line}`);
+    say(`  HTTP alone ${httpCpu.line}`);
     queueLimit = b.perSecond;
     ratio = c.opsPerSecond / b.perSecond;
   }

@@ -227,14 +227,13 @@ export class CpuMeter {
     return `CPU ms per second: ${parts.join(', ')} (over ${r.wall.toFixed(1)} s; machine busy ${(100 * r.machineBusy).toFixed(0)} % of ${Math.round(r.cores)} cores)`;
   }
 
-  /** CPU ms of all these processes together per unit since reset. */
-  totalPerUnit(units: number): number {
-    const seconds = this.read().byProcess.reduce((sum, p) => sum + (p.seconds ?? 0), 0);
-    return (1000 * seconds) / Math.max(units, 1);
-  }
-
   /** `agent 1.23, worker1 0.80, ... ms per <unit>; total X; machine busy Y %` */
   perUnit(units: number, unit: string, digits = 2): string {
+    return this.measure(units, unit, digits).line;
+  }
+
+  /** perUnit's line, and the total it states (CPU ms of all these processes per unit), from one reading. */
+  measure(units: number, unit: string, digits = 2): { line: string; totalMs: number } {
     const r = this.read();
     let total = 0;
     const parts = r.byProcess.map(({ name, seconds }) => {
@@ -243,6 +242,10 @@ export class CpuMeter {
       return `${name} ${((1000 * seconds) / Math.max(units, 1)).toFixed(digits)}`;
     });
     const ours = total / Math.max(r.wall, 1e-9);
-    return `CPU ms per ${unit}: ${parts.join(', ')}; total ${((1000 * total) / Math.max(units, 1)).toFixed(digits)} (these processes used ${ours.toFixed(2)} cores over ${r.wall.toFixed(1)} s; machine busy ${(100 * r.machineBusy).toFixed(0)} % of ${Math.round(r.cores)} cores)`;
+    const totalMs = (1000 * total) / Math.max(units, 1);
+    return {
+      line: `CPU ms per ${unit}: ${parts.join(', ')}; total ${totalMs.toFixed(digits)} (these processes used ${ours.toFixed(2)} cores over ${r.wall.toFixed(1)} s; machine busy ${(100 * r.machineBusy).toFixed(0)} % of ${Math.round(r.cores)} cores)`,
+      totalMs,
+    };
   }
 }
