@@ -44,12 +44,38 @@ async function* jsonlRecords(input: Readable): AsyncGenerator<SourceRecord> {
  * csv-parse's stream with each record numbered by the parser's line count at the moment it is emitted:
  * what `info: true` reports as `info.lines`, without the info object that option builds and copies for
  * every record (two fifths of the parse's CPU, a seventh of the import CLI's; docs/BENCHMARKS.md).
+ *
+ * Inside quotes csv-parse counts the CR and the LF of a CRLF as two lines (outside them, as one), so
+ * every such pair read so far is taken off its count.
  */
 class NumberedParser extends Parser {
+  /** CRLFs inside quoted cells read so far: lines csv-parse counted twice. */
+  private overCounted = 0;
+
   override push(chunk: unknown, encoding?: BufferEncoding): boolean {
-    if (chunk !== null) (chunk as ParsedRecord).line = this.info.lines;
+    if (chunk !== null) {
+      const record = chunk as ParsedRecord;
+      this.overCounted += quotedCrlfs(record.raw);
+      record.line = this.info.lines - this.overCounted;
+    }
     return super.push(chunk, encoding);
   }
+
+  /** The line count of a record the parser skipped, on the same terms. */
+  lineOfSkipped(lines: number, raw: string): number {
+    this.overCounted += quotedCrlfs(raw);
+    return lines - this.overCounted;
+  }
+}
+
+/** CRLFs between a raw record's first and last quote (before a record, only skipped empty lines; after, its own end). */
+function quotedCrlfs(raw: string): number {
+  const open = raw.indexOf('"');
+  if (open < 0) return 0;
+  const close = raw.lastIndexOf('"');
+  let count = 0;
+  for (let at = raw.indexOf('\r\n', open); at >= 0 && at < close; at = raw.indexOf('\r\n', at + 2)) count += 1;
+  return count;
 }
 
 interface ParsedRecord {
@@ -77,7 +103,7 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
     record_delimiter: ['\r\n', '\n', '\r'],
   });
   parser.on('skip', (err: Error & { lines?: number; raw?: string }) => {
-    skipped.push({ index: -1, line: err.lines ?? 0, raw: err.raw ?? '', error: err.message });
+    skipped.push({ index: -1, line: parser.lineOfSkipped(err.lines ?? 0, err.raw ?? ''), raw: err.raw ?? '', error: err.message });
   });
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);

@@ -41,6 +41,14 @@ describe('CSV records: line numbers and raw text', () => {
     ]);
   });
 
+  it('counts a CRLF inside a quoted cell as one line end, as outside one', async () => {
+    // csv-parse counts the CR and the LF of a quoted CRLF as a line each: a reject named the wrong line.
+    const body = `"t\r\n1",a${REST}\r\nt2,a${REST}\r\n"t\r\r\n3","a\r\nb"${REST}\r\nt4,a${REST}\r\n`;
+    const records = await read(body, undefined, `${HEADER}\r\n`);
+    expect(records.map((r) => [r.line, r.tag])).toEqual([[3, 't\r\n1'], [4, 't2'], [8, 't\r\r\n3'], [9, 't4']]);
+    for (const size of [1, 3, 7]) expect(await read(body, size, `${HEADER}\r\n`)).toEqual(records);
+  });
+
   it('numbers CRLF files the same, the line end left out of the raw text', async () => {
     const records = await read(`t1,a${REST}\r\n\r\nt2,a${REST}\r\n`, undefined, `${HEADER}\r\n`);
     expect(records.map((r) => [r.line, r.tag])).toEqual([[2, 't1'], [4, 't2']]);
