@@ -1,4 +1,4 @@
-import { Parser } from 'csv-parse';
+import { Parser, type Options } from 'csv-parse';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { headerProblems } from './line';
@@ -52,19 +52,21 @@ class NumberedParser extends Parser {
   /** CRLFs inside quoted cells read so far: lines csv-parse counted twice. */
   private overCounted = 0;
 
+  constructor(options: Options) {
+    super(options);
+    // A record the parser could not read joins the stream where it was met, so it keeps its place in file order.
+    this.on('skip', (err: Error & { lines?: number; raw?: string }) => {
+      this.push({ record: [], raw: err.raw ?? '', line: err.lines ?? 0, error: err.message } satisfies ParsedRecord);
+    });
+  }
+
   override push(chunk: unknown, encoding?: BufferEncoding): boolean {
     if (chunk !== null) {
       const record = chunk as ParsedRecord;
       this.overCounted += quotedCrlfs(record.raw);
-      record.line = this.info.lines - this.overCounted;
+      record.line = (record.error === undefined ? this.info.lines : record.line) - this.overCounted;
     }
     return super.push(chunk, encoding);
-  }
-
-  /** The line count of a record the parser skipped, on the same terms. */
-  lineOfSkipped(lines: number, raw: string): number {
-    this.overCounted += quotedCrlfs(raw);
-    return lines - this.overCounted;
   }
 }
 
@@ -82,6 +84,8 @@ interface ParsedRecord {
   record: string[];
   raw: string;
   line: number;
+  /** Set on a record the parser skipped (bad quoting): why. */
+  error?: string;
 }
 
 /**
@@ -90,7 +94,6 @@ interface ParsedRecord {
  */
 async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
   let columns: string[] = [];
-  const skipped: SourceRecord[] = [];
   let index = 0;
   const parser = new NumberedParser({
     bom: true,
@@ -102,14 +105,14 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
     // csv-parse takes the first line's end for the whole file and misreads lines ending otherwise.
     record_delimiter: ['\r\n', '\n', '\r'],
   });
-  parser.on('skip', (err: Error & { lines?: number; raw?: string }) => {
-    skipped.push({ index: -1, line: parser.lineOfSkipped(err.lines ?? 0, err.raw ?? ''), raw: err.raw ?? '', error: err.message });
-  });
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
   let header = true;
-  for await (const { record, raw, line } of parser as AsyncIterable<ParsedRecord>) {
-    while (skipped.length > 0) yield skipped.shift()!;
+  for await (const { record, raw, line, error } of parser as AsyncIterable<ParsedRecord>) {
+    if (error !== undefined) {
+      yield { index: -1, line, raw, error };
+      continue;
+    }
     // csv-parse keeps a LF line's end in `raw`, and of a CRLF line's only the CR.
     const text = raw.replace(/\r?\n?$/, '');
     if (header) {
@@ -127,7 +130,6 @@ async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
     columns.forEach((c, i) => (row[c] = record[i]));
     yield { index: index++, line, raw: text, row };
   }
-  while (skipped.length > 0) yield skipped.shift()!;
   if (header) throw new HeaderError('the file is empty: a CSV import needs a header row');
 }
 

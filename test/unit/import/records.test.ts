@@ -71,6 +71,11 @@ describe('CSV records: line numbers and raw text', () => {
     ]);
   });
 
+  it('gives a record the parser could not read its place among the others, in file order', async () => {
+    const records = await read(`t1,a${REST}\nt"2,a${REST}\nt3,a${REST}\n`);
+    expect(records.map((r) => [r.index, r.line, r.tag ?? r.error?.slice(0, 21)])).toEqual([[0, 2, 't1'], [-1, 3, 'Invalid Opening Quote'], [1, 4, 't3']]);
+  });
+
   it('keeps the count when the input arrives in small chunks', async () => {
     const body = `t1,a${REST}\n\n"t\n2",a${REST}\r\nt3,a${REST}\n\r\nt4,a${REST}`;
     const whole = await read(body);
