@@ -12,8 +12,8 @@ const POLL_MS = 3000;
  * the end. Fewer, larger settlements write fewer account updates (an account touched by many batches
  * pays once); balances trail the import by at most about this long plus one settlement.
  */
-export const SETTLE_EVERY_BATCHES = 100;
-export const SETTLE_AFTER_MS = 10_000;
+export const SETTLE_EVERY_BATCHES = 500;
+export const SETTLE_AFTER_MS = 30_000;
 
 interface Waiter {
   kind: 'batch' | 'settlement';
