@@ -11,7 +11,7 @@ import type { LedgerStore } from './store';
  *
  * A file batch does not debit its accounts itself: it stores its per-account totals with its result
  * (`debits`, `settle_pending`). The importer (src/shared/imports/submit.ts) sends a settlement for the
- * batches it saw finish, every few seconds; the recovery sweep sends one for batches an importer left
+ * batches it saw finish, every 500 batches or 30 s; the recovery sweep sends one for batches an importer left
  * behind. A settlement adds up its batches' totals and debits each account once, so an account pays
  * one update per settlement instead of one per batch: with 500 batches of 1000 calls, a uniform import
  * over 10,000 accounts writes 0.02 account updates per call instead of 0.95.
