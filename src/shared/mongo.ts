@@ -1,5 +1,5 @@
 import { Collection, Db, MongoBulkWriteError, MongoClient, type WriteError } from 'mongodb';
-import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, TransactionDoc } from './domain/types';
+import { UNSETTLED_RECORD_STATES, type AccountDoc, type CarrierDoc, type PricelistDoc, type PricelistRateDoc, type TransactionDoc } from './domain/types';
 import type { ImportBatchDoc } from './ledger/batches';
 import type { LedgerEntryDoc } from './ledger/model';
 import type { OutcomeDoc } from './outcomes';
@@ -89,6 +89,12 @@ export async function connectMongo(url: string, dbName: string, options: MongoPo
   };
 }
 
+/**
+ * Rollbacks among the outcomes (two a call: begin's and end's decisions): the filter of their partial
+ * indexes below. Every read of rollbacks names it, or MongoDB cannot use those indexes.
+ */
+export const ROLLBACK_OUTCOMES = { op: 'rollback' } as const;
+
 /** The unique indexes are the storage rules of DESIGN.md section 2: duplicates are refused by the store. */
 export async function ensureIndexes(collections: Collections): Promise<void> {
   await dropRetiredIndexes(collections);
@@ -118,8 +124,16 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.ledger.createIndex({ account_tag: 1, at: 1 }),
     // An outcome matters while its job can still run (seconds; minutes at most): kept a day.
     collections.outcomes.createIndex({ at: 1 }, { expireAfterSeconds: 86_400 }),
-    // Rollbacks of a call not yet carried out, looked up before a tag is refused as a duplicate.
-    collections.outcomes.createIndex({ account_tag: 1, transaction_tag: 1 }),
+    // Rollbacks of a call not yet carried out, looked up before a tag is refused as a duplicate. Partial:
+    // it holds rollbacks only, so the two decisions of every call (begin, end) add no key to it.
+    collections.outcomes.createIndex({ account_tag: 1, transaction_tag: 1 }, { name: 'rollbacks_by_call', partialFilterExpression: ROLLBACK_OUTCOMES }),
+    // The recovery sweep's rollbacks decided but not carried out (once a minute): rollbacks only, not a
+    // day of decisions.
+    collections.outcomes.createIndex({ state: 1, at: 1 }, { name: 'rollbacks_by_state', partialFilterExpression: ROLLBACK_OUTCOMES }),
+    // The recovery sweep's records left pending or rolling back (once a minute): a record holds a key
+    // only while its charge or refund is under way (seconds), so the sweep reads those few rather than
+    // every record ever made; imported and charged records, nearly all of them, hold none.
+    collections.transactions.createIndex({ state: 1 }, { name: 'unsettled_records', partialFilterExpression: { state: { $in: [...UNSETTLED_RECORD_STATES] } } }),
     // File batches waiting for a settlement, and settlements not finished (the recovery sweep's read):
     // sparse, so it holds only those, not every batch ever imported.
     collections.importBatches.createIndex({ settle_pending: 1 }, { sparse: true }),
@@ -135,6 +149,7 @@ async function dropRetiredIndexes(collections: Collections): Promise<void> {
   const retired: Array<[{ indexes(): Promise<Array<{ name?: string }>>; dropIndex(name: string): Promise<unknown> }, string]> = [
     [collections.transactions, 'account_tag_1_transaction_tag_1'],
     [collections.accounts, 'account_tag_1_rev_1'],
+    [collections.outcomes, 'account_tag_1_transaction_tag_1'],
   ];
   for (const [collection, name] of retired) {
     const existing = await collection.indexes().catch(() => []);

@@ -159,6 +159,14 @@ export interface AccountDoc {
   rev?: number;
 }
 
+export type RecordState = 'pending' | 'charged' | 'imported' | 'rolling_back';
+
+/**
+ * The states a record leaves within seconds unless its work was interrupted: what the recovery sweep
+ * looks for, and all that its index holds (src/shared/mongo.ts), among every record ever made.
+ */
+export const UNSETTLED_RECORD_STATES: readonly RecordState[] = ['pending', 'rolling_back'];
+
 export interface TransactionDoc {
   _id: string;
   transaction_tag: string;
@@ -189,7 +197,7 @@ export interface TransactionDoc {
    * by an import batch (`charge_op`), charged by that batch's per-account debit: marking a million
    * records one by one would cost as much as writing them. Records created through the API have none.
    */
-  state?: 'pending' | 'charged' | 'imported' | 'rolling_back';
+  state?: RecordState;
   /** Accounts that hold a record of the same call (see RunningTransaction.call_parties). */
   call_parties?: string[];
   /** Set by imports: the batch (`import_batches` `_id`) whose debit charges this record. */

@@ -1,6 +1,7 @@
-import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import { UNSETTLED_RECORD_STATES, type AccountDoc, type RunningTransaction } from '../../shared/domain/types';
 import { chunks } from '../../shared/chunks';
 import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportSlots, settleLeftBehind } from '../../shared/ledger';
+import { ROLLBACK_OUTCOMES } from '../../shared/mongo';
 import { undoAgentBatch } from '../imports/undo';
 import { abandonUnlessDecided, covers, type OperationRef, type OutcomeDoc, type RollbackTarget } from '../../shared/outcomes';
 import { removeEntry } from '../transactions/entries';
@@ -126,7 +127,7 @@ async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: R
 
 async function interruptedRecords(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
   const { transactions } = deps.ctx.mongo.collections;
-  const records = await transactions.find({ state: { $in: ['pending', 'rolling_back'] } }).toArray();
+  const records = await transactions.find({ state: { $in: [...UNSETTLED_RECORD_STATES] } }).toArray();
   const byJob = await outcomesOf(deps, records.flatMap((r) => (r.record_job ? [r.record_job] : [])));
   for (const record of records) {
     if (record.state === 'rolling_back') {
@@ -160,7 +161,7 @@ async function interruptedRecords(deps: TransactionDeps, cutoff: number, result:
 
 async function unfinishedRollbacks(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
   const { outcomes } = deps.ctx.mongo.collections;
-  const cursor = outcomes.find({ op: 'rollback', state: 'done', applied_at: { $exists: false }, at: { $lt: new Date(cutoff) } });
+  const cursor = outcomes.find({ ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false }, at: { $lt: new Date(cutoff) } });
   for await (const doc of cursor) {
     await applyRollback(deps, doc._id, doc.targets ?? []);
     result.rollbacksFinished += 1;

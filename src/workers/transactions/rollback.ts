@@ -2,6 +2,7 @@ import { callId, TransactionDoc } from '../../shared/domain/types';
 import { batchDebitState, BatchDebitState } from '../../shared/ledger';
 import type { RollbackTarget } from '../../shared/outcomes';
 import type { OperationResult, RollbackJob } from '../../shared/queues/payloads';
+import { ROLLBACK_OUTCOMES } from '../../shared/mongo';
 import { removeEntry } from './entries';
 import { decideByDeadline, JobRef, timedOut } from './decide';
 import { beforeDeadline, Reasons, TransactionDeps } from './deps';
@@ -34,7 +35,7 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob, ref: Job
   const found = await findTargets(deps, job.account_tag, job.transaction_tag, job.deadline);
   if (found === 'busy') return timedOut;
   if (found.targets.length === 0) return { ok: false, reason: Reasons.NOT_FOUND };
-  const opRef = { jobId: ref.id, op: 'rollback', account_tag: job.account_tag, transaction_tag: job.transaction_tag, targets: found.targets };
+  const opRef = { jobId: ref.id, op: ROLLBACK_OUTCOMES.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag, targets: found.targets };
   const { state, earlier } = await decideByDeadline(deps, opRef, ref.deadline, { ok: true, reason: null });
   if (state === 'abandoned') return timedOut;
   await applyRollback(deps, ref.id, earlier ? (earlier.targets ?? []) : found.targets, found.batches);
@@ -113,7 +114,7 @@ export async function applyRollback(
  */
 export async function finishPendingRollbacks(deps: TransactionDeps, callerTag: string, tag: string): Promise<number> {
   const pending = await deps.ctx.mongo.collections.outcomes
-    .find({ account_tag: callerTag, transaction_tag: tag, op: 'rollback', state: 'done', applied_at: { $exists: false } })
+    .find({ account_tag: callerTag, transaction_tag: tag, ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false } })
     .toArray();
   for (const doc of pending) await applyRollback(deps, doc._id, doc.targets ?? []);
   return pending.length;
