@@ -1,5 +1,5 @@
 import { Collection, Db, MongoBulkWriteError, MongoClient, type WriteError } from 'mongodb';
-import { UNSETTLED_RECORD_STATES, type AccountDoc, type CarrierDoc, type PricelistDoc, type PricelistRateDoc, type TransactionDoc } from './domain/types';
+import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, RecordState, TransactionDoc } from './domain/types';
 import type { ImportBatchDoc } from './ledger/batches';
 import type { LedgerEntryDoc } from './ledger/model';
 import type { OutcomeDoc } from './outcomes';
@@ -95,6 +95,12 @@ export async function connectMongo(url: string, dbName: string, options: MongoPo
  */
 export const ROLLBACK_OUTCOMES = { op: 'rollback' } as const;
 
+/**
+ * Records in the states they leave within seconds unless their work was interrupted (the recovery
+ * sweep's read): the filter of their partial index below, and the sweep's query itself.
+ */
+export const UNSETTLED_RECORDS: { state: { $in: readonly RecordState[] } } = { state: { $in: ['pending', 'rolling_back'] } };
+
 /** The unique indexes are the storage rules of DESIGN.md section 2: duplicates are refused by the store. */
 export async function ensureIndexes(collections: Collections): Promise<void> {
   await dropRetiredIndexes(collections);
@@ -133,7 +139,7 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     // The recovery sweep's records left pending or rolling back (once a minute): a record holds a key
     // only while its charge or refund is under way (seconds), so the sweep reads those few rather than
     // every record ever made; imported and charged records, nearly all of them, hold none.
-    collections.transactions.createIndex({ state: 1 }, { name: 'unsettled_records', partialFilterExpression: { state: { $in: [...UNSETTLED_RECORD_STATES] } } }),
+    collections.transactions.createIndex({ state: 1 }, { name: 'unsettled_records', partialFilterExpression: UNSETTLED_RECORDS }),
     // File batches waiting for a settlement, and settlements not finished (the recovery sweep's read):
     // sparse, so it holds only those, not every batch ever imported.
     collections.importBatches.createIndex({ settle_pending: 1 }, { sparse: true }),

@@ -161,12 +161,6 @@ export interface AccountDoc {
 
 export type RecordState = 'pending' | 'charged' | 'imported' | 'rolling_back';
 
-/**
- * The states a record leaves within seconds unless its work was interrupted: what the recovery sweep
- * looks for, and all that its index holds (src/shared/mongo.ts), among every record ever made.
- */
-export const UNSETTLED_RECORD_STATES: readonly RecordState[] = ['pending', 'rolling_back'];
-
 export interface TransactionDoc {
   _id: string;
   transaction_tag: string;

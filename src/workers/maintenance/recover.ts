@@ -1,7 +1,7 @@
-import { UNSETTLED_RECORD_STATES, type AccountDoc, type RunningTransaction } from '../../shared/domain/types';
+import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { chunks } from '../../shared/chunks';
 import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportSlots, settleLeftBehind } from '../../shared/ledger';
-import { ROLLBACK_OUTCOMES } from '../../shared/mongo';
+import { ROLLBACK_OUTCOMES, UNSETTLED_RECORDS } from '../../shared/mongo';
 import { undoAgentBatch } from '../imports/undo';
 import { abandonUnlessDecided, covers, type OperationRef, type OutcomeDoc, type RollbackTarget } from '../../shared/outcomes';
 import { removeEntry } from '../transactions/entries';
@@ -127,7 +127,7 @@ async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: R
 
 async function interruptedRecords(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
   const { transactions } = deps.ctx.mongo.collections;
-  const records = await transactions.find({ state: { $in: [...UNSETTLED_RECORD_STATES] } }).toArray();
+  const records = await transactions.find(UNSETTLED_RECORDS).toArray();
   const byJob = await outcomesOf(deps, records.flatMap((r) => (r.record_job ? [r.record_job] : [])));
   for (const record of records) {
     if (record.state === 'rolling_back') {
