@@ -55,6 +55,11 @@ export interface Config {
   recordBatchMax: number;
   /** How often a worker runs the ledger audit and publishes its figures as metrics; 0 never. */
   auditIntervalSeconds: number;
+  /**
+   * How long agent decisions (agent_outcomes) are kept once the states they decide about are settled
+   * (OUTCOME_RETENTION_SECONDS): the recovery sweep deletes older ones, never before it settled them.
+   */
+  outcomeRetentionSeconds: number;
 
   /** Tokens from RATING_TOKENS, hashed at load (docs/OPERATIONS.md). */
   bootstrapTokens: BootstrapToken[];
@@ -214,6 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
     authorizationHeadroomSeconds: r.int('AUTHORIZATION_HEADROOM_SECONDS', DEFAULT_HEADROOM_SECONDS, 0, 60),
     recordBatchMax: r.int('RECORD_BATCH_MAX', 1000, 1, 10000),
     auditIntervalSeconds: r.int('AUDIT_INTERVAL_SECONDS', 3600, 0, 31 * 86400),
+    outcomeRetentionSeconds: r.int('OUTCOME_RETENTION_SECONDS', 86400, 60, 366 * 86400),
     bootstrapTokens: [],
     authCacheMs: r.int('AUTH_CACHE_MS', 5000, 0, 60000),
     rateLimitMax: r.int('RATE_LIMIT_MAX', 60000, 0, 100_000_000),

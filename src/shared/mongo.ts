@@ -128,8 +128,10 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.accounts.createIndex({ 'running_transactions.id': 1 }, { sparse: true }),
     // The audit and an account's history read the ledger by account.
     collections.ledger.createIndex({ account_tag: 1, at: 1 }),
-    // An outcome matters while its job can still run (seconds; minutes at most): kept a day.
-    collections.outcomes.createIndex({ at: 1 }, { expireAfterSeconds: 86_400 }),
+    // Decisions by age: the recovery sweep deletes those past OUTCOME_RETENTION_SECONDS once it settled
+    // what they decide (src/workers/maintenance/recover.ts). No TTL: a TTL index deletes on time whether
+    // or not the sweep ran, and a call may outlive any fixed time (issue 31, defect 3).
+    collections.outcomes.createIndex({ at: 1 }, { name: 'decisions_by_age' }),
     // Rollbacks of a call not yet carried out, looked up before a tag is refused as a duplicate. Partial:
     // it holds rollbacks only, so the two decisions of every call (begin, end) add no key to it.
     collections.outcomes.createIndex({ account_tag: 1, transaction_tag: 1 }, { name: 'rollbacks_by_call', partialFilterExpression: ROLLBACK_OUTCOMES }),
@@ -156,6 +158,8 @@ async function dropRetiredIndexes(collections: Collections): Promise<void> {
     [collections.transactions, 'account_tag_1_transaction_tag_1'],
     [collections.accounts, 'account_tag_1_rev_1'],
     [collections.outcomes, 'account_tag_1_transaction_tag_1'],
+    // The TTL index of earlier versions (a day): it could delete the decision of a call still running.
+    [collections.outcomes, 'at_1'],
   ];
   for (const [collection, name] of retired) {
     const existing = await collection.indexes().catch(() => []);

@@ -100,7 +100,7 @@ export interface RunningTransaction {
    */
   call_parties?: string[];
   /** The agent job that inserted the entry, and its deadline (epoch ms): its outcome says whether it stays (src/shared/outcomes.ts). */
-  begin_job?: string;
+  begin_job?: string | null;
   begin_deadline?: number;
   /** The agent job that ended the entry, and its deadline: processing is queued once that end is decided 'done'. */
   end_job?: string | null;

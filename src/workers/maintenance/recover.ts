@@ -34,6 +34,10 @@ export interface RecoveryResult {
   batchesUndone: number;
   /** File import batches settled here (their importer stopped, or their settlement's job was lost). */
   batchesSettled: number;
+  /** Running entries whose begin or end decision they now carry (settleDecided). */
+  entriesSettled: number;
+  /** Decisions deleted, past OUTCOME_RETENTION_SECONDS and settled. */
+  decisionsPruned: number;
 }
 
 /**
@@ -52,7 +56,7 @@ export interface RecoveryResult {
  * Ended calls whose processing job was lost are queued again by requeue-ended.ts.
  */
 export async function recoverInterrupted(deps: TransactionDeps, now: Date = new Date()): Promise<RecoveryResult> {
-  const result: RecoveryResult = { markersSettled: 0, beginsUndone: 0, endsUndone: 0, recordsFinished: 0, recordsUndone: 0, rollbacksFinished: 0, batchesUndone: 0, batchesSettled: 0 };
+  const result: RecoveryResult = { markersSettled: 0, beginsUndone: 0, endsUndone: 0, recordsFinished: 0, recordsUndone: 0, rollbacksFinished: 0, batchesUndone: 0, batchesSettled: 0, entriesSettled: 0, decisionsPruned: 0 };
   const cutoff = now.getTime() - takeoverAfterMs(deps);
   await settleMarkers(deps, cutoff, result);
   result.batchesSettled = await settleLeftBehind(deps.ctx.mongo.collections, deps.ctx.mongo.db, cutoff);
@@ -60,6 +64,7 @@ export async function recoverInterrupted(deps: TransactionDeps, now: Date = new 
   await undecidedEntries(deps, cutoff, result);
   await interruptedRecords(deps, cutoff, result);
   await unfinishedRollbacks(deps, cutoff, result);
+  result.decisionsPruned = await pruneDecisions(deps, now, cutoff);
   return result;
 }
 
@@ -114,15 +119,56 @@ async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: R
     const outcomes = await outcomesOf(deps, [...begins.map((e) => e.begin_job!), ...ends.map((e) => e.end_job!)]);
     const refOf = (e: RunningTransaction, jobId: string, op: string) => ({ jobId, op, account_tag: e.origin_account_tag, transaction_tag: e.transaction_tag });
     for (const entry of begins) {
-      if (await stands(deps, outcomes.get(entry.begin_job!), refOf(entry, entry.begin_job!, 'begin'), { account_tag: account.account_tag, entry_id: entry.id })) continue;
+      if (await stands(deps, outcomes.get(entry.begin_job!), refOf(entry, entry.begin_job!, 'begin'), { account_tag: account.account_tag, entry_id: entry.id })) {
+        await settleDecided(deps, account.account_tag, entry.id, 'begin', entry.begin_job!);
+        result.entriesSettled += 1;
+        continue;
+      }
       if (await removeEntry(deps, account.account_tag, entry.id)) result.beginsUndone += 1;
     }
     for (const entry of ends) {
-      if (await stands(deps, outcomes.get(entry.end_job!), refOf(entry, entry.end_job!, 'end'), { account_tag: account.account_tag, entry_id: entry.id })) continue;
+      if (await stands(deps, outcomes.get(entry.end_job!), refOf(entry, entry.end_job!, 'end'), { account_tag: account.account_tag, entry_id: entry.id })) {
+        await settleDecided(deps, account.account_tag, entry.id, 'end', entry.end_job!);
+        result.entriesSettled += 1;
+        continue;
+      }
       await unEndEntry(accounts, account.account_tag, entry.end_job!, { id: entry.id });
       result.endsUndone += 1;
     }
   }
+}
+
+/**
+ * A running entry whose begin (or end) is decided 'done' carries the decision from now on: its job id is
+ * cleared, and an entry without one is a decided call to everyone who reads it (begin's duplicate check,
+ * end, record, this sweep). So the decision may be deleted (pruneDecisions) while the call runs on for
+ * days (LONG_CALL_SECONDS may be 31 days) or its processing keeps failing: issue 31, defect 3.
+ */
+async function settleDecided(deps: TransactionDeps, accountTag: string, entryId: string, op: 'begin' | 'end', jobId: string): Promise<void> {
+  const field = op === 'begin' ? 'begin_job' : 'end_job';
+  await deps.ctx.mongo.collections.accounts.updateOne(
+    { account_tag: accountTag, running_transactions: { $elemMatch: { id: entryId, [field]: jobId } } },
+    { $set: { [`running_transactions.$[e].${field}`]: null } },
+    { arrayFilters: [{ 'e.id': entryId, [`e.${field}`]: jobId }] },
+  );
+}
+
+/**
+ * Deletes decisions older than OUTCOME_RETENTION_SECONDS, last in the sweep, once everything before it
+ * settled what they decide (an error anywhere above skips this). Never one younger than the sweep's own
+ * horizon (its cutoff less an agent's wait): an entry whose deadline is past the cutoff was settled
+ * above, and a decision is written at most one wait before its deadline. A rollback decided but not yet
+ * carried out is kept whatever its age. Done here rather than by a TTL index, which would delete on
+ * time whether or not the sweep ran.
+ */
+async function pruneDecisions(deps: TransactionDeps, now: Date, cutoff: number): Promise<number> {
+  const { config } = deps.ctx;
+  const before = Math.min(now.getTime() - config.outcomeRetentionSeconds * 1000, cutoff - config.agentTimeoutMs);
+  const { deletedCount } = await deps.ctx.mongo.collections.outcomes.deleteMany({
+    at: { $lt: new Date(before) },
+    $or: [{ op: { $ne: ROLLBACK_OUTCOMES.op } }, { applied_at: { $exists: true } }],
+  });
+  return deletedCount;
 }
 
 async function interruptedRecords(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { callId, RunningTransaction } from '../../shared/domain/types';
+import { callId, RateSnapshot, RunningTransaction } from '../../shared/domain/types';
 import type { AuthorizationJob, AuthorizationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart, MAX_UNITS_CAP, maxAvailableUnits } from '../../shared/rating';
 import { beforeDeadline, Reasons, TransactionDeps } from './deps';
 import { removeEntry } from './entries';
 import { Party, resolveParties } from './parties';
 import { reserveSlot, slotsHeld } from './reservations';
-import { rateParty } from './route';
+import { PartyRate, rateOnCarrier, rateParty } from './route';
 
 type Refuse = (reason: string, by: string | null) => AuthorizationResult;
 
@@ -35,7 +35,7 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
   const index = await deps.rating.index();
   const now = new Date();
   const call = job.transaction_tag === null ? null : callId(job.account_tag, job.transaction_tag);
-  let units = MAX_UNITS_CAP;
+  const rated: Array<{ party: Party; rate: PartyRate; available: bigint }> = [];
   for (const [i, party] of resolved.parties.entries()) {
     const { account } = party;
     const rate = rateParty(index, account, party.inbound, { destination: job.destination, at: now, carrierIp: null });
@@ -46,19 +46,59 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
     if (max !== null && max !== undefined && slotsHeld(running, now, call ?? '') >= max) {
       return refuse(Reasons.TOO_MANY_RUNNING_TRANSACTIONS, account.account_tag);
     }
-    if (party.inbound) continue;
-    const available = availableBalance(account.balance, running, now);
-    const partyUnits = maxAvailableUnits(rate.rate, available, account.type, MAX_UNITS_CAP, deps.ctx.config.authorizationHeadroomSeconds);
-    if (account.type === 'PREPAID' && (!canAffordStart(rate.rate, available) || partyUnits === 0)) {
-      return refuse(Reasons.BALANCE_INSUFFICIENT, account.account_tag);
-    }
-    units = Math.min(units, partyUnits);
+    if (!party.inbound) rated.push({ party, rate, available: availableBalance(account.balance, running, now) });
   }
+  const grant = grantOnEveryRoute(rated, resolved.parties[0], deps.ctx.config.authorizationHeadroomSeconds);
+  if ('refusedBy' in grant) return refuse(Reasons.BALANCE_INSUFFICIENT, grant.refusedBy);
+  carriers = grant.carriers;
+  const units = grant.units;
   if (call !== null) {
     const refusal = await reserveAll(deps, job, call, resolved.parties, now, refuse);
     if (refusal) return refusal;
   }
   return { authorized: true, unauthorized_reason: null, max_available_units: units, balance: callerBalance(), carriers, unauthorized_account_tag: null };
+}
+
+/**
+ * The grant that holds whichever listed carrier the call goes out on (issue 31, defect 1; docs/SIP.md,
+ * "Failover"): a proxy fails over along `carriers`, and begin bills every party at its rate on the
+ * carrier that answered (a party without a rate there at its own first route). So the grant is the
+ * least, over the listed carriers and the paying parties, of what that party's balance covers at that
+ * rate: the dearest route decides. A carrier on which some prepaid party could not pay a single second
+ * is left out of the list (the call may still go out on the others); none left is BALANCE_INSUFFICIENT,
+ * named after the party that could not pay on the first carrier.
+ */
+function grantOnEveryRoute(
+  rated: ReadonlyArray<{ party: Party; rate: PartyRate; available: bigint }>,
+  caller: Party,
+  headroomSeconds: number,
+): { units: number; carriers: string[] } | { refusedBy: string } {
+  const unitsOn = ({ party, available }: { party: Party; available: bigint }, rate: RateSnapshot | null) => {
+    const { account } = party;
+    if (account.type === 'PREPAID' && !canAffordStart(rate, available)) return 0;
+    return maxAvailableUnits(rate, available, account.type, MAX_UNITS_CAP, headroomSeconds);
+  };
+  let units = MAX_UNITS_CAP;
+  const carriers: string[] = [];
+  let refusedBy: string | null = null;
+  const listed = rated.length > 0 ? rated[0].rate.candidates : [];
+  for (const carrier of listed) {
+    let onCarrier = MAX_UNITS_CAP;
+    for (const r of rated) {
+      const partyUnits = unitsOn(r, rateOnCarrier(r.rate, carrier));
+      if (partyUnits === 0 && r.party.account.type === 'PREPAID') {
+        refusedBy ??= r.party.account.account_tag;
+        onCarrier = 0;
+        break;
+      }
+      onCarrier = Math.min(onCarrier, partyUnits);
+    }
+    if (onCarrier === 0) continue;
+    units = Math.min(units, onCarrier);
+    carriers.push(carrier.routeString);
+  }
+  if (carriers.length === 0) return { refusedBy: refusedBy ?? caller.account.account_tag };
+  return { units, carriers };
 }
 
 /** Reserves a slot for the call on every party, or none: the refusal, having released what it made. */

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
+import { covers, type OutcomeDoc } from '../../shared/outcomes';
 import { refusalAlert } from '../../shared/alerts';
 import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
 import { availableBalance, canAffordStart } from '../../shared/rating';
-import { conclude, decidedDone, fateOf, JobRef } from './decide';
+import { conclude, decidedDone, fateOf, JobRef, type Fate } from './decide';
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
@@ -179,4 +180,45 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
     inserted.push({ account_tag: party.account.account_tag, id: result.entryId });
   }
   return { ok: true, inserted };
+}
+
+/**
+ * Whether the begin that made a running entry stands (issue 31, defect 4): an end, a record or a second
+ * begin that finds the entry must not treat it as a call unless its begin is decided 'done'. An entry
+ * with no begin job is settled (the recovery sweep cleared it once the decision was 'done', or an older
+ * version wrote it). 'unknown': the begin is still in flight past the asker's own deadline.
+ */
+export function beginFate(deps: TransactionDeps, entry: RunningTransaction, accountTag: string, deadline: number): Promise<Fate> {
+  if (!entry.begin_job) return Promise.resolve('done');
+  return fateOf(
+    deps,
+    { jobId: entry.begin_job, deadline: entry.begin_deadline, op: 'begin', account_tag: entry.origin_account_tag, transaction_tag: entry.transaction_tag, share: { account_tag: accountTag, entry_id: entry.id } },
+    deadline,
+  );
+}
+
+/**
+ * Takes back what the begin job `jobId` of the call (caller, tag) made on the call's parties, except
+ * what its decision keeps (`decision`: 'abandoned' keeps nothing). The parties are the caller's entry's
+ * (the caller's entry is always made first: without it this job made nothing). Safe to repeat.
+ */
+export async function takeBackBegin(
+  deps: TransactionDeps,
+  callerTag: string,
+  transactionTag: string,
+  jobId: string,
+  decision: Pick<OutcomeDoc, 'state' | 'made'>,
+): Promise<number> {
+  const { accounts } = deps.ctx.mongo.collections;
+  const call = callId(callerTag, transactionTag);
+  const caller = await accounts.findOne({ account_tag: callerTag }, { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } });
+  const parties = caller?.running_transactions?.[0]?.call_parties ?? [callerTag];
+  let removed = 0;
+  for (const tag of parties) {
+    const held = await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } });
+    const entry = held?.running_transactions?.[0];
+    if (!entry || covers(decision, { account_tag: tag, entry_id: entry.id })) continue;
+    if (await removeEntry(deps, tag, entry.id)) removed += 1;
+  }
+  return removed;
 }

@@ -80,11 +80,13 @@ const FATE_POLL_MS = 50;
  * was told it happened, so it is abandoned here; otherwise waited for until our own deadline, then
  * 'unknown' (the caller gives up, having changed nothing).
  */
+export type Fate = 'done' | 'abandoned' | 'unknown';
+
 export async function fateOf(
   deps: TransactionDeps,
   other: OperationRef & { deadline: number | undefined; share: RollbackTarget },
   deadline: number,
-): Promise<'done' | 'abandoned' | 'unknown'> {
+): Promise<Fate> {
   const { outcomes } = deps.ctx.mongo.collections;
   const { deadline: otherDeadline, share, ...ref } = other;
   const fate = (decision: Pick<OutcomeDoc, 'state' | 'made'>) => (covers(decision, share) ? 'done' : 'abandoned');

@@ -4,6 +4,7 @@ import type { Collections } from '../../shared/mongo';
 import { jobId } from '../../shared/queues/names';
 import type { RollbackTarget } from '../../shared/outcomes';
 import type { EndJob, OperationResult } from '../../shared/queues/payloads';
+import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
 import { Reasons, TransactionDeps } from './deps';
 
@@ -124,6 +125,18 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   if (own === 'absent') return { ok: false, reason: Reasons.NOT_FOUND };
   if (own === 'ended') return { ok: false, reason: Reasons.ALREADY_ENDED };
   if (own === 'unknown') return timedOut;
+  // The entry is a call only if its begin stands (issue 31, defect 4): the leftovers of a begin that
+  // failed between parties, or was abandoned, would charge some parties and not others.
+  const begun = await beginFate(deps, own, job.account_tag, ref.deadline);
+  if (begun !== 'done') {
+    if (begun === 'unknown') {
+      await unEndEntry(accounts, job.account_tag, ref.id, { id: own.id });
+      return timedOut;
+    }
+    await takeBackBegin(deps, job.account_tag, job.transaction_tag, own.begin_job!, { state: 'abandoned' });
+    deps.ctx.logger.warn({ jobId: ref.id, transaction_tag: job.transaction_tag, begin_job: own.begin_job }, 'end of a call whose begin was abandoned: its entries removed, NOT_FOUND');
+    return { ok: false, reason: Reasons.NOT_FOUND };
+  }
   const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
   const others = await Promise.all(parties.slice(1).map(async (tag) => ({ tag, entry: await endOn(tag, (other) => unEndEntry(accounts, tag, other.end_job!, { id: other.id })) })));
   // Undecided: the agent answers TIMEOUT and records this end abandoned; the recovery sweep takes its ends back.
@@ -153,3 +166,17 @@ async function queueProcessing(deps: TransactionDeps, job: EndJob, entries: Roll
     deps.ctx.logger.warn({ err, transaction_tag: job.transaction_tag }, 'processing not queued; the maintenance pass will queue it'),
   );
 }
+
+/**
+ * Takes back the ends the end job `jobId` of the call (caller, tag) made, on every party of the call
+ * (its entries go back in progress). For an end abandoned after it failed midway. Safe to repeat.
+ */
+export async function takeBackEnd(deps: TransactionDeps, callerTag: string, transactionTag: string, jobId: string): Promise<void> {
+  const { accounts } = deps.ctx.mongo.collections;
+  const call = callId(callerTag, transactionTag);
+  const caller = entryOfCall(await accounts.findOne({ account_tag: callerTag }, { projection: callEntryOnly(call) }), call);
+  const parties = caller?.call_parties ?? [callerTag];
+  await Promise.all(parties.map((tag) => unEndEntry(accounts, tag, jobId, { call_id: call })));
+}
+
+const entryOfCall = (doc: Pick<AccountDoc, 'running_transactions'> | null, call: string) => doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));

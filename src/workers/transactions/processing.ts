@@ -91,6 +91,13 @@ export async function reconcile(deps: TransactionDeps, accountTag: string, recor
     return 'already-done';
   }
   if (await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.charge(recordId))) {
+    // Charged and refunded already: a rollback deleted this record, and a delivery of this job that had
+    // read the entry before the charge wrote it again. Marked charged, a rolled-back call would show a
+    // charged record (and its tag could not be used again); the refund is the last word.
+    if (await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.refund(recordId))) {
+      await transactions.deleteOne({ _id: recordId, account_tag: accountTag, state: 'pending' });
+      return 'rolled-back';
+    }
     await markCharged(transactions, accountTag, recordId);
     return 'already-done';
   }

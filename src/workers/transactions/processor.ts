@@ -1,11 +1,13 @@
 import type { Job } from 'bullmq';
 import type { ProcessingJob, TransactionJob } from '../../shared/queues/payloads';
 import { authorize } from './authorization';
-import { begin } from './begin';
+import { abandonUnlessDecided } from '../../shared/outcomes';
+import type { OperationResult } from '../../shared/queues/payloads';
+import { begin, takeBackBegin } from './begin';
 import { beforeDeadline, Reasons, TransactionDeps } from './deps';
-import { end } from './end';
+import { end, takeBackEnd } from './end';
 import { processEndedCall } from './processing';
-import { record } from './record';
+import { record, takeBackRecord } from './record';
 import { rollback } from './rollback';
 import { publishReply } from '../../shared/queues/replies';
 
@@ -40,11 +42,13 @@ function operationRunner(deps: TransactionDeps) {
     }
     switch (data.op) {
       case 'begin':
-        return begin(deps, data, ref);
+        return begin(deps, data, ref).catch((err: unknown) => failed(deps, data, ref.id, err, () => takeBackBegin(deps, data.account_tag, data.transaction_tag, ref.id, { state: 'abandoned' })));
       case 'end':
-        return end(deps, data, ref);
+        return end(deps, data, ref).catch((err: unknown) => failed(deps, data, ref.id, err, () => takeBackEnd(deps, data.account_tag, data.transaction_tag, ref.id)));
       case 'record': {
-        const result = await record(deps, data, ref);
+        const result = await record(deps, data, ref).catch((err: unknown) =>
+          failed(deps, data, ref.id, err, () => takeBackRecord(deps, data.account_tag, data.transaction_tag, ref.id)),
+        );
         return { ok: result.ok, reason: result.reason };
       }
       case 'rollback':
@@ -64,4 +68,30 @@ export function processingProcessor(deps: TransactionDeps) {
     if (result.outcome === 'not-ended') throw new Error('entry is not ended yet');
     return { outcome: result.outcome, fee: result.fee.toString() };
   };
+}
+
+/**
+ * A begin, end or record that threw midway (issue 31, defect 5): the operation is recorded abandoned and
+ * what it made is taken back at once, and the agent hears UNAVAILABLE now instead of TIMEOUT after its
+ * full wait (docs/AGENT.md: nothing happened, nothing will). Decided 'done' already, its answer stands.
+ * If MongoDB cannot take even that, the error goes on: the agent records the abandonment when its wait
+ * ends (or says the outcome is unknown), and the recovery sweep takes the changes back.
+ */
+async function failed(
+  deps: TransactionDeps,
+  job: { op: string; account_tag: string; transaction_tag: string },
+  jobId: string,
+  err: unknown,
+  takeBack: () => Promise<unknown>,
+): Promise<OperationResult> {
+  try {
+    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag });
+    if (decision.state === 'done') return (decision as { result?: OperationResult | null }).result ?? { ok: true, reason: null };
+    await takeBack();
+  } catch (second) {
+    deps.ctx.logger.error({ err: second, jobId, op: job.op }, 'failed operation could not be taken back now; the recovery sweep will');
+    throw err;
+  }
+  deps.ctx.logger.error({ err, jobId, op: job.op, transaction_tag: job.transaction_tag }, 'operation failed: recorded abandoned, its changes taken back, answered UNAVAILABLE');
+  return { ok: false, reason: Reasons.UNAVAILABLE };
 }

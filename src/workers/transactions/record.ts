@@ -1,6 +1,7 @@
 import { callId, isReservation, type TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, opIds } from '../../shared/ledger';
 import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
+import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, JobRef } from './decide';
 import { Reasons, TransactionDeps } from './deps';
 import { foreignRecordFate, refundRecord } from './refund';
@@ -48,6 +49,17 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
   const refused = (reason: string): RecordOutcome => ({ ok: false, reason, fee: 0n, duplicate: reason === Reasons.DUPLICATE_TRANSACTION });
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
   if ('refusal' in resolved) return refused(resolved.refusal.reason);
+  // A call running under this tag is a duplicate (docs/AGENT.md), once its begin stands: recorded as
+  // well, a rollback would find two shares of one call and the running entry would go on holding a
+  // slot and lowering prepaid grants. The leftovers of an abandoned begin are taken back instead.
+  const call = callId(job.account_tag, job.transaction_tag);
+  const runningEntry = resolved.parties[0].account.running_transactions?.find((e) => e.call_id === call && !isReservation(e));
+  if (runningEntry) {
+    const begun = await beginFate(deps, runningEntry, job.account_tag, ref.deadline);
+    if (begun === 'done') return refused(Reasons.DUPLICATE_TRANSACTION);
+    if (begun === 'unknown') return refused(Reasons.TIMEOUT);
+    await takeBackBegin(deps, job.account_tag, job.transaction_tag, runningEntry.begin_job!, { state: 'abandoned' });
+  }
   const index = await deps.rating.index();
   const begin = new Date(job.timestamp_begin);
   const rated: Array<{ party: Party; rate: PartyRate }> = [];
@@ -134,7 +146,6 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
   if (result.ok) await Promise.all(made.filter((r) => !undone.has(r.record_id)).map((r) => markCharged(transactions, r.account_tag, r.record_id)));
   // Reservations of this call seen on the parties (an authorization before the record): no slot is needed
   // any more. Only accounts that hold one are written to, so a record without one costs nothing more.
-  const call = callId(job.account_tag, job.transaction_tag);
   const holders = resolved.parties.filter((p) => p.account.running_transactions?.some((e) => e.call_id === call && isReservation(e))).map((p) => p.account.account_tag);
   if (result.ok && holders.length > 0) await releaseReservations(accounts, holders, call);
   return { ...result, fee: result.ok ? callerFee : 0n, duplicate: false };
@@ -145,5 +156,20 @@ async function undoWritten(deps: TransactionDeps, docs: TransactionDoc[]): Promi
   for (const doc of docs) {
     const current = await deps.ctx.mongo.collections.transactions.findOne({ _id: doc._id, account_tag: doc.account_tag });
     if (current) await refundRecord(deps, current);
+  }
+}
+
+/**
+ * Takes back the records the record job `jobId` of the call (caller, tag) wrote, on every party
+ * (refunding what was charged). For a record abandoned after it failed midway. Safe to repeat.
+ */
+export async function takeBackRecord(deps: TransactionDeps, callerTag: string, transactionTag: string, jobId: string): Promise<void> {
+  const { transactions } = deps.ctx.mongo.collections;
+  const key = (tag: string) => ({ account_tag: tag, transaction_tag: transactionTag, origin_account_tag: callerTag });
+  const caller = await transactions.findOne(key(callerTag));
+  const parties = caller?.record_job === jobId ? (caller.call_parties ?? [callerTag]) : [callerTag];
+  for (const tag of parties) {
+    const doc = tag === callerTag ? caller : await transactions.findOne(key(tag));
+    if (doc && doc.record_job === jobId) await refundRecord(deps, doc);
   }
 }

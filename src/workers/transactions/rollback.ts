@@ -11,9 +11,9 @@ import { refundRecord } from './refund';
 /**
  * rollbackTransaction, decided per party (the caller, its parents, the receiver), each by what it holds
  * of this call (the caller's tag, so a parent's entries and records of other callers are never touched):
- * - a running entry: removed without charge (by its unique id; if processing took it first, the
- *   record processing wrote under the entry's id is refunded instead);
- * - a record: its fee given back once (ledger `refund:<record _id>`) if its charge was applied, then
+ * - a running entry or a reservation: removed without charge (by its unique id; if processing took it
+ *   first, the record processing wrote under the entry's id is refunded instead);
+ * - a record (also beside an entry: every charged record of the call goes): its fee given back once (ledger `refund:<record _id>`) if its charge was applied, then
  *   the record deleted. A record still being charged (recordTransaction in flight or interrupted) is
  *   charged first, so the refund always has a charge to match.
  * Answers ok when any party held the call; NOT_FOUND when none did. Unlike begin, end and record, a
@@ -65,13 +65,13 @@ async function findTargets(
   const targets: RollbackTarget[] = [];
   const records: TransactionDoc[] = [];
   for (const party of parties) {
+    // Both, whatever mix a party holds: a record beside a reservation (an authorization that reused a
+    // recorded call's tag, a record job killed before it released the call's reservations) or beside a
+    // running entry. Taking only the entry would answer ok and leave the record charged.
     const entry = party === callerTag ? callerEntry : await entryOf(party);
-    if (entry) {
-      targets.push({ account_tag: party, entry_id: entry.id });
-      continue;
-    }
+    if (entry) targets.push({ account_tag: party, entry_id: entry.id });
     const record = party === callerTag ? callerRecord : await recordOf(party);
-    if (record) {
+    if (record && record._id !== entry?.id) {
       targets.push({ account_tag: party, record_id: record._id });
       records.push(record);
     }

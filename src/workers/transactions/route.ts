@@ -48,3 +48,14 @@ export function rateParty(
   if (candidates.length === 0) return null;
   return { rate: toRateSnapshot(candidates[0].rate), carrierIp: candidates[0].carrierIp, candidates };
 }
+
+/**
+ * The rate begin bills a party at when the call goes out on `carrier` (one of the caller's listed
+ * routes): the party's own rate on that carrier, matched as begin matches the `carrier_ip` a proxy
+ * sends; else the party's first route. Authorization sizes its grant on these (authorization.ts).
+ */
+export function rateOnCarrier(party: PartyRate, carrier: RouteCandidate): RateSnapshot | null {
+  if (party.candidates.length === 0) return party.rate;
+  const match = party.candidates.find((c) => c.carrierIp === carrier.carrierIp || c.carrier.host === carrier.carrierIp);
+  return match ? toRateSnapshot(match.rate) : party.rate;
+}
