@@ -2,21 +2,22 @@
  * `rating audit`: checks the ledger's promise on the whole database (src/shared/ledger/audit.ts) and
  * prints what it found. Exit status: 0 no difference, 1 differences, 2 could not run.
  */
-import { ConfigError, loadConfig } from '../shared/config';
+import { ConfigError } from '../shared/config';
 import { auditLedger } from '../shared/ledger/audit';
 import { connectMongo, writeConcernOf } from '../shared/mongo';
+import { commandConfig } from './servers';
 
 export const USAGE = `usage: rating audit [--json]
   For every account: balance = opening balance + ledger entries (+ balance changes not yet settled),
   and the fees of its charged records = the ledger's charges minus refunds.
   --json   print the report as one JSON object
-Needs MONGO_URL (and MONGO_DB) as the service uses.
+Reads MONGO_URL (and MONGO_DB) as the service uses, else the database of a running \`npm start\` with the same DATA_DIR.
 Exit status: 0 no difference, 1 differences found, 2 the audit could not run.`;
 
 export async function runAudit(args: string[]): Promise<number> {
   let config;
   try {
-    config = loadConfig();
+    config = await commandConfig({ redis: false });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -24,10 +25,7 @@ export async function runAudit(args: string[]): Promise<number> {
     }
     throw err;
   }
-  if (!config.mongoUrl) {
-    console.error('MONGO_URL must be set: the audit reads the same database as the service');
-    return 2;
-  }
+  if (!config?.mongoUrl) return 2;
   const mongo = await connectMongo(config.mongoUrl, config.mongoDb, { writeConcern: writeConcernOf(config) });
   try {
     const report = await auditLedger(mongo.collections);

@@ -8,13 +8,12 @@ import { createReadStream, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { loadConfig } from '../shared/config';
 import { createContext } from '../shared/context';
 import { applyDeck, DeckError, parseEffective, summaryLine, type DeckProgress } from '../shared/rate-decks';
 import { announceRatingDataChange } from '../shared/rating-data/cache';
 import { tag } from '../shared/validation/text';
 import { Progress } from './import/progress';
-import { serviceServers } from './servers';
+import { commandConfig, serviceServers } from './servers';
 import { reportFailure as reportCliFailure, UsageError } from './failure';
 
 export const USAGE = `usage: rating rates import DECK.csv|- --pricelist TAG --carrier TAG [options]
@@ -26,7 +25,8 @@ The deck is CSV with a header: prefix,rate[,connect_fee,rate_increment,interval_
 (integers in minor units). Every prefix of the deck is added, changed (old terms end at the effective
 time, new ones start there) or unchanged; prefixes of the pricelist and carrier missing from the deck
 stop at the effective time (removed). Running the same deck again with the same time changes nothing.
-Needs MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and MONGO_DB, QUEUE_PREFIX) as the service uses.
+Talks to the service's servers: MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and MONGO_DB, QUEUE_PREFIX)
+as the service uses, else those of a running \`npm start\` with the same DATA_DIR.
 Exit status: 0 every line applied, 1 some lines rejected, 2 the import failed (nothing or part written: run it again).`;
 
 
@@ -85,9 +85,9 @@ export function parseRatesImport(argv: string[], now: Date = new Date()): RatesI
 
 async function ratesImport(argv: string[]): Promise<number> {
   const options = parseRatesImport(argv);
-  const config = loadConfig();
+  const config = await commandConfig({ redis: true });
+  if (!config) return 2;
   const servers = serviceServers(config);
-  if (!servers) return 2;
   const stdin = options.file === '-';
   const totalBytes = stdin ? null : statSync(options.file).size;
   const logger = pino({ name: 'rates-import', level: config.logLevel }, pino.destination(2));

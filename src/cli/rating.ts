@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * `rating <command>`: the operator's command line. Each command lives in its own module, loaded only
- * when used: `import` (src/cli/import), `rates` (src/cli/rates.ts), `audit` (src/cli/audit.ts) and `token` (src/cli/token.ts, run
- * as its own script).
+ * when used: `import` (src/cli/import), `rates` (src/cli/rates.ts), `audit` (src/cli/audit.ts), `demo`
+ * (src/cli/demo.ts) and `token` (src/cli/token.ts, run as its own script). Each talks to MONGO_URL and
+ * REDIS_URL when set, else to the local servers of a running `npm start` with the same DATA_DIR
+ * (src/cli/servers.ts).
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -12,7 +14,10 @@ const USAGE = `usage: rating <command> [args]
   rates import DECK.csv --pricelist P --carrier C [--effective T] [--dry-run]
                   load a carrier's rate deck (CSV) from an effective time; rating rates --help
   audit           check every balance against its ledger and records; rating audit --help
-  token ...       create, revoke and list API tokens; rating token help`;
+  token ...       create, revoke and list API tokens; rating token help
+  demo            create the demo carrier, pricelist, rates and accounts examples/calls.csv uses
+Each command talks to MONGO_URL and REDIS_URL when set, else to the servers of a running \`npm start\`
+started from the same folder (same DATA_DIR).`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -39,6 +44,14 @@ async function main(argv: string[]): Promise<number> {
         console.error(`audit failed: ${(err as Error).message}`);
         return 2;
       });
+    }
+    case 'demo': {
+      const { runDemo, USAGE: DEMO_USAGE } = await import('./demo');
+      if (args.includes('--help') || args.includes('-h')) {
+        console.log(DEMO_USAGE);
+        return 0;
+      }
+      return runDemo(args);
     }
     case 'token': {
       // token.ts runs on load and exits with its own status: run it as a child with our terminal.

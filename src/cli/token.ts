@@ -1,19 +1,22 @@
 /**
  * Token administration: `npm run token -- create --name NAME --scopes read,write`, `revoke <name|id>`,
- * `list`. Reads the service's configuration (MONGO_URL, MONGO_DB) from the environment. The secret
+ * `list`. Reads the service's configuration (MONGO_URL, MONGO_DB) from the environment, else uses the
+ * database of a running `npm start` with the same DATA_DIR (src/cli/servers.ts). The secret
  * is printed once, alone on stdout, so it can be captured: TOKEN=$(npm run -s token -- create ...).
  */
 import { parseArgs } from 'node:util';
 import { createToken, ensureTokenIndexes, listTokens, revokeToken, TokenNameTaken } from '../shared/auth/token-store';
 import { parseScopes, validTokenName } from '../shared/auth/token-format';
-import { Config, ConfigError, loadConfig } from '../shared/config';
+import { Config, ConfigError } from '../shared/config';
 import { connectMongo, Mongo, writeConcernOf } from '../shared/mongo';
+import { commandConfig } from './servers';
 
 const USAGE = `usage:
   npm run token -- create --name NAME --scopes read,write,agent
   npm run token -- revoke NAME|ID
   npm run token -- list
-Needs MONGO_URL (and MONGO_DB when the URL names no database), as the service uses.`;
+Uses MONGO_URL (and MONGO_DB when the URL names no database) as the service does, else the database
+of a running \`npm start\` with the same DATA_DIR.`;
 
 class UsageError extends Error {}
 
@@ -66,11 +69,8 @@ async function main(argv: string[]): Promise<number> {
     return command ? 0 : 2;
   }
   if (!['create', 'revoke', 'list'].includes(command)) throw new UsageError(`unknown command "${command}"`);
-  const config = loadConfig();
-  if (!config.mongoUrl) {
-    console.error('MONGO_URL must be set: tokens live in the service database (e.g. MONGO_URL=mongodb://127.0.0.1:27017/rating)');
-    return 2;
-  }
+  const config = await commandConfig({ redis: false });
+  if (!config?.mongoUrl) return 2;
   const mongo = await connectMongo(config.mongoUrl, config.mongoDb, { writeConcern: writeConcernOf(config) });
   try {
     await ensureTokenIndexes(mongo.db);

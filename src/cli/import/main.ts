@@ -7,7 +7,6 @@ import { createReadStream, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { loadConfig } from '../../shared/config';
 import { createContext } from '../../shared/context';
 import { QueueNames } from '../../shared/queues/names';
 import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
@@ -16,7 +15,7 @@ import { BatchSubmitter, ContentId, feedRecords, formatOf, HeaderError, Totals, 
 import { Progress } from './progress';
 import { RejectWriter } from './rejects';
 import { formatSummary } from './summary';
-import { serviceServers } from '../servers';
+import { commandConfig, serviceServers } from '../servers';
 import { reportFailure as reportCliFailure, UsageError } from '../failure';
 
 export const USAGE = `usage: rating import FILE|- [options]
@@ -26,7 +25,8 @@ export const USAGE = `usage: rating import FILE|- [options]
   --import-id ID         name of the import (default: hash of the file; required to resume stdin)
   --max-in-flight N      batches queued or processing at once (default 8)
   --no-progress          no progress output
-Needs MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and QUEUE_PREFIX, MONGO_DB) as the service uses; workers must be running.
+Talks to the service's servers: MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and QUEUE_PREFIX, MONGO_DB)
+as the service uses, else those of a running \`npm start\` with the same DATA_DIR. Workers must be running.
 Exit status: 0 every line recorded (or already recorded), 1 some lines rejected, 2 the import failed.`;
 
 
@@ -89,9 +89,9 @@ async function contentId(path: string, format: Format): Promise<string> {
 
 export async function runImport(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
-  const config = loadConfig();
+  const config = await commandConfig({ redis: true });
+  if (!config) return 2;
   const servers = serviceServers(config);
-  if (!servers) return 2;
   const stdin = options.file === '-';
   const totalBytes = stdin ? null : statSync(options.file).size;
   let importId = options.importId;

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/app';
@@ -120,15 +122,17 @@ describe('token CLI', () => {
     expect((await cli('revoke', 'ci-reader')).code).toBe(1); // nothing active left
   });
 
-  it('refuses bad input and a missing MONGO_URL with clear messages', async () => {
+  it('refuses bad input, and says how to start the service when no MONGO_URL is set and none runs', async () => {
     const badScope = await cli('create', '--name', 'x', '--scopes', 'read,admin');
     expect(badScope.code).toBe(2);
     expect(badScope.stderr).toContain('unknown scope "admin"');
 
-    const env = baseEnv({});
+    // No MONGO_URL and no `npm start` running with this (empty) DATA_DIR: the one-line hint (src/cli/servers.ts).
+    const env = baseEnv({ DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'rating-token-')) });
     delete env.MONGO_URL;
     const noMongo = await run('cli/token.js', ['list'], env);
     expect(noMongo.code).toBe(2);
-    expect(noMongo.stderr).toContain('MONGO_URL must be set');
+    expect(noMongo.stderr).toBe(`no service is running with DATA_DIR=${env.DATA_DIR}: start the service with \`npm start\` in another terminal from this folder (same DATA_DIR), or set MONGO_URL as the service uses them\n`);
+    rmSync(env.DATA_DIR!, { recursive: true, force: true });
   });
 });
