@@ -38,7 +38,7 @@ export const answerTypes: Record<AnswerType, { graphql: string; schema: JsonSche
 };
 
 const REFUSALS = 'NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, TOO_MANY_RUNNING_TRANSACTIONS, BALANCE_INSUFFICIENT';
-const FAILURES = 'BUSY, TIMEOUT, UNAVAILABLE';
+const FAILURES = 'BUSY, TIMEOUT, UNAVAILABLE, OUTCOME_UNKNOWN';
 
 const accountTag: AnswerField = { type: 'string', nullable: false, description: 'The calling account: its tag, also when the request named it by a SIP/TEL URI' };
 

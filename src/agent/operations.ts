@@ -11,20 +11,44 @@ export type { Input } from '../shared/validation/fields';
 export { validate, type OperationName } from '../shared/validation/operations';
 
 /**
- * How long the agent tries to record an abandonment before answering UNAVAILABLE without it. Long
- * enough to ride out a MongoDB restart or fail-over (the driver's server selection waits 10 s): an
- * answer given without the record is the one case where a worker may have decided otherwise.
+ * How long the agent, its wait over, may spend learning or recording an operation's fate
+ * (AGENT_ABANDON_MS): every answer comes within AGENT_TIMEOUT_MS plus this (docs/AGENT.md, "When an
+ * answer comes"), so a proxy's own HTTP timeout above the sum always hears an answer. A MongoDB restart
+ * longer than this is answered OUTCOME_UNKNOWN rather than waited out.
  */
-export function abandonWriteMs(config: { agentTimeoutMs: number }): number {
-  return Math.max(10_000, config.agentTimeoutMs);
+export function abandonWriteMs(config: { agentAbandonMs: number }): number {
+  return config.agentAbandonMs;
 }
+
+/** What `promise` gives before `until` (epoch ms), else `fallback`; its error is `fallback` too. */
+function before<T, F>(promise: Promise<T>, until: number, fallback: F): Promise<T | F> {
+  return new Promise<T | F>((resolve) => {
+    const timer = setTimeout(() => resolve(fallback), Math.max(0, until - Date.now()));
+    timer.unref();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(fallback);
+      },
+    );
+  });
+}
+
+/** Time kept, out of the abandonment's bound, for the last look at the job's answer in Redis. */
+const LAST_LOOK_MS = 100;
 
 /**
  * The agent's only job: validate, enqueue, and wait (bounded by AGENT_TIMEOUT_MS) for the worker's
  * answer. When it stops waiting (the deadline, a failed job, Redis unreachable), it records the
  * operation abandoned (src/shared/outcomes.ts) before answering TIMEOUT or UNAVAILABLE: a worker that
  * made the changes then takes them back, so the answer is true. If a worker decided 'done' first, its
- * answer is given instead. Authorization only reads: it is never recorded.
+ * answer is given instead. If the abandonment cannot be recorded within AGENT_ABANDON_MS, nobody can
+ * say what happened: OUTCOME_UNKNOWN, and the same request sent again answers it (issue 37).
+ * Authorization only reads: it is never recorded.
  */
 export class AgentOperations {
   constructor(
@@ -32,50 +56,57 @@ export class AgentOperations {
     private readonly inbox: ReplyInbox,
   ) {}
 
-  private async submit<R>(job: TransactionJob, answers: { timedOut: R; unavailable: R }, decided?: (jobId: string) => Promise<R | null>): Promise<R> {
+  private async submit<R>(
+    job: TransactionJob,
+    answers: { timedOut: R; unavailable: R; unknown: R },
+    decided?: (jobId: string, ms: number) => Promise<R | null>,
+  ): Promise<R> {
     const jobId = randomUUID();
     let failure: 'timeout' | 'unavailable';
     try {
       return await request<TransactionJob, R>(this.ctx.queues.transactions, this.inbox, job.op, job, jobId, job.deadline - Date.now());
     } catch (err) {
       failure = err instanceof ReplyTimeout ? 'timeout' : 'unavailable';
-      if (failure === 'unavailable') this.ctx.logger.warn({ err, jobId, op: job.op }, 'agent operation failed: answered UNAVAILABLE');
+      if (failure === 'unavailable') this.ctx.logger.warn({ err, jobId, op: job.op }, 'agent operation failed: recording it abandoned');
     }
+    const until = Date.now() + this.ctx.config.agentAbandonMs;
     // The completion may have come just after the wait ended, or its reply was lost: the job's answer in
-    // Redis is the truth.
-    const finishedAnswer = () =>
-      this.ctx.queues.transactions
-        .getJob(jobId)
-        .then((job) => (job?.finishedOn && !job.failedReason ? (job.returnvalue as R | null) : null))
-        .catch(() => null);
-    const finished = await finishedAnswer();
+    // Redis is the truth. Bounded: a Redis that does not answer must not hold the answer back.
+    const finishedAnswer = (by: number) =>
+      before(
+        this.ctx.queues.transactions.getJob(jobId).then((job) => (job?.finishedOn && !job.failedReason ? (job.returnvalue as R | null) : null)),
+        by,
+        null,
+      );
+    const finished = await finishedAnswer(until - LAST_LOOK_MS);
     if (finished) return finished;
-    // Without the abandonment recorded, TIMEOUT cannot be promised: the store is what is unreachable.
+    if (!decided) return failure === 'timeout' ? answers.timedOut : answers.unavailable;
     let unrecorded = false;
-    const answer = decided
-      ? await decided(jobId).catch((err: unknown) => {
-          this.ctx.logger.error({ err, jobId, op: job.op }, 'could not record the operation abandoned: answered UNAVAILABLE; the worker or the recovery sweep takes it back');
-          unrecorded = true;
-          return null;
-        })
-      : null;
+    const answer = await decided(jobId, Math.max(0, until - LAST_LOOK_MS - Date.now())).catch((err: unknown) => {
+      this.ctx.logger.error({ err, jobId, op: job.op }, 'could not record the operation abandoned: answered OUTCOME_UNKNOWN; the worker or the recovery sweep settles it');
+      unrecorded = true;
+      return null;
+    });
     if (answer) return answer;
-    // Unrecorded: a last look for the worker's answer before giving the one answer that may be untrue.
-    return (unrecorded ? await finishedAnswer() : null) ?? (failure === 'timeout' && !unrecorded ? answers.timedOut : answers.unavailable);
+    if (!unrecorded) return failure === 'timeout' ? answers.timedOut : answers.unavailable;
+    // Unrecorded: a last look for the worker's answer before saying the outcome is unknown.
+    return (await finishedAnswer(until)) ?? answers.unknown;
   }
 
   /** Records the operation abandoned; returns the worker's answer if it had decided 'done' first. */
-  private async abandon(job: TransactionJob & { account_tag: string; transaction_tag: string | null }, jobId: string): Promise<OperationResult | null> {
+  private async abandon(job: TransactionJob & { account_tag: string; transaction_tag: string | null }, jobId: string, ms: number): Promise<OperationResult | null> {
     const ref = { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag ?? '' };
-    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, abandonWriteMs(this.ctx.config));
+    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, ms);
     return !decision.won && decision.doc.state === 'done' ? decision.doc.result : null;
   }
 
   async run(op: OperationName, input: Input): Promise<OperationAnswer> {
     const now = new Date();
     const job = validate[op](input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
-    const result = await this.submit<OperationResult>(job, { timedOut: { ok: false, reason: 'TIMEOUT' }, unavailable: { ok: false, reason: 'UNAVAILABLE' } }, (jobId) =>
-      this.abandon(job, jobId),
+    const result = await this.submit<OperationResult>(
+      job,
+      { timedOut: { ok: false, reason: 'TIMEOUT' }, unavailable: { ok: false, reason: 'UNAVAILABLE' }, unknown: { ok: false, reason: 'OUTCOME_UNKNOWN' } },
+      (jobId, ms) => this.abandon(job, jobId, ms),
     );
     return operationAnswer(job, result);
   }
@@ -84,6 +115,6 @@ export class AgentOperations {
     const now = new Date();
     const job = validate.authorization(input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
     const refused = (reason: string): AuthorizationResult => ({ authorized: false, unauthorized_reason: reason, max_available_units: 0, balance: null, carriers: [], unauthorized_account_tag: null });
-    return authorizationAnswer(job, await this.submit<AuthorizationResult>(job, { timedOut: refused('TIMEOUT'), unavailable: refused('UNAVAILABLE') }));
+    return authorizationAnswer(job, await this.submit<AuthorizationResult>(job, { timedOut: refused('TIMEOUT'), unavailable: refused('UNAVAILABLE'), unknown: refused('UNAVAILABLE') }));
   }
 }

@@ -77,8 +77,8 @@ export class RecordBatchService {
         failure = 'UNAVAILABLE';
       }
       outcome = await this.abandon(batchId).catch((abandonErr: unknown) => {
-        this.ctx.logger.error({ err: abandonErr, batch: batchId }, 'could not record the batch abandoned: answered UNAVAILABLE; the worker or the recovery sweep takes it back');
-        failure = 'UNAVAILABLE';
+        this.ctx.logger.error({ err: abandonErr, batch: batchId }, 'could not record the batch abandoned: answered OUTCOME_UNKNOWN; the worker or the recovery sweep settles it');
+        failure = 'OUTCOME_UNKNOWN';
         return null;
       });
     }

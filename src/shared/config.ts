@@ -40,6 +40,11 @@ export interface Config {
   /** Processing jobs each worker process runs at once (PROCESSING_CONCURRENCY; a window holds jobs longer). */
   processingConcurrency: number;
   agentTimeoutMs: number;
+  /**
+   * How long, once AGENT_TIMEOUT_MS is over, the agent may spend learning or recording an operation's
+   * fate (AGENT_ABANDON_MS): every answer comes within the two together (docs/AGENT.md).
+   */
+  agentAbandonMs: number;
   longCallSeconds: number;
   /** How long a worker's lock on a job lasts; a job whose worker died is retried after it lapses. */
   jobLockMs: number;
@@ -211,6 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
     processingWindowMs: r.int('PROCESSING_WINDOW_MS', 0, 0, 1000),
     processingConcurrency: r.int('PROCESSING_CONCURRENCY', workerConcurrency, 1, 1000),
     agentTimeoutMs: r.int('AGENT_TIMEOUT_MS', 5000, 100, 120000),
+    agentAbandonMs: r.int('AGENT_ABANDON_MS', 1500, 100, 60000),
     longCallSeconds: r.int('LONG_CALL_SECONDS', 10800, 60, 31 * 86400),
     jobLockMs: r.int('JOB_LOCK_MS', 30000, 1000, 600000),
     longCallScanSeconds: r.int('LONG_CALL_SCAN_SECONDS', 60, 1, 86400),

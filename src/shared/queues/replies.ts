@@ -107,12 +107,14 @@ export async function publishReply(redis: RedisClient, prefix: string, inbox: st
  */
 export async function request<T extends Addressed, R>(queue: Queue<T>, inbox: ReplyInbox, name: string, job: T, jobId: string, timeoutMs: number): Promise<R> {
   const answer = inbox.expect<R>(jobId, timeoutMs);
-  try {
-    // Queue<T>'s add() types the name and data through BullMQ's generics; the payload is T itself.
-    await (queue as unknown as Queue).add(name, { ...job, reply_to: inbox.id }, { jobId });
-  } catch (err) {
-    inbox.forget(jobId);
-    throw err;
-  }
-  return answer;
+  // Queue<T>'s add() types the name and data through BullMQ's generics; the payload is T itself.
+  const added = (queue as unknown as Queue).add(name, { ...job, reply_to: inbox.id }, { jobId }).then(
+    () => answer,
+    (err: unknown) => {
+      inbox.forget(jobId);
+      throw err;
+    },
+  );
+  // The wait is bounded even while the add hangs (Redis unreachable: ioredis holds the command).
+  return Promise.race([added, answer]);
 }

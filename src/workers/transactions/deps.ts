@@ -36,6 +36,12 @@ export const Reasons = {
   TIMEOUT: 'TIMEOUT',
   /** The store or the queue could not be reached; nothing was applied. */
   UNAVAILABLE: 'UNAVAILABLE',
+  /**
+   * The agent could neither learn the operation's fate nor record it abandoned within its bound
+   * (MongoDB unreachable from the agent): it may or may not have happened. Sent again, the same request
+   * answers what did (docs/AGENT.md, "What an answer means").
+   */
+  OUTCOME_UNKNOWN: 'OUTCOME_UNKNOWN',
   /** The account changed under us too many times in a row; the caller may retry. */
   BUSY: 'BUSY',
 } as const;
