@@ -1,6 +1,6 @@
 /**
  * `rating audit`: checks the ledger's promise on the whole database (src/shared/ledger/audit.ts) and
- * prints what it found. Exit status: 0 no difference, 1 differences, 2 could not run.
+ * prints what it found. Exit status: 0 no difference, 1 differences or call problems, 2 could not run.
  */
 import { ConfigError } from '../shared/config';
 import { auditLedger } from '../shared/ledger/audit';
@@ -9,10 +9,12 @@ import { commandConfig } from './servers';
 
 export const USAGE = `usage: rating audit [--json]
   For every account: balance = opening balance + ledger entries (+ balance changes not yet settled),
-  and the fees of its charged records = the ledger's charges minus refunds.
+  and the fees of its charged records = the ledger's charges minus refunds. Then every call: a charged
+  record has its charge and no refund, a rolled-back call has no record left, a running call no record.
+  Exact while the service runs: what moves between its reads is read again.
   --json   print the report as one JSON object
 Reads MONGO_URL (and MONGO_DB) as the service uses, else the database of a running \`npm start\` with the same DATA_DIR.
-Exit status: 0 no difference, 1 differences found, 2 the audit could not run.`;
+Exit status: 0 no difference, 1 differences or call problems found, 2 the audit could not run.`;
 
 export async function runAudit(args: string[]): Promise<number> {
   let config;
@@ -41,8 +43,12 @@ export async function runAudit(args: string[]): Promise<number> {
       for (const d of report.differences) {
         console.log(`  ${d.account_tag}: balance off by ${d.balance_difference}, records off by ${d.records_difference}`);
       }
+      console.log(`call problems:      ${report.calls.length}`);
+      for (const c of report.calls) {
+        console.log(`  ${c.account_tag} ${c.transaction_tag}: ${c.problem}${c.record_id ? ` (record ${c.record_id})` : ''}${c.entry_id ? ` (entry ${c.entry_id})` : ''}`);
+      }
     }
-    return report.differences.length > 0 ? 1 : 0;
+    return report.differences.length > 0 || report.calls.length > 0 ? 1 : 0;
   } finally {
     await mongo.close();
   }

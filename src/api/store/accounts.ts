@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { applyAt, opIds, settle, type LedgerOp } from '../../shared/ledger';
+import { applyAt, closeAccount, opIds, settle, type LedgerOp } from '../../shared/ledger';
 import type { Config } from '../../shared/config';
 import { badInput } from '../../shared/errors';
 import type { AccountDoc, AccountType } from '../../shared/domain/types';
@@ -241,6 +241,10 @@ export class AccountStore {
     if (await exists(this.collections.transactions, { account_tag: current.account_tag })) {
       throw invalidReference('account_tag', `cannot rename account "${current.account_tag}": transactions are recorded under its tag`);
     }
+    // Its balance is the fold of the ledger entries under its tag: renamed, the audit would find it off forever.
+    if (await exists(this.collections.ledger, { account_tag: current.account_tag })) {
+      throw invalidReference('account_tag', `cannot rename account "${current.account_tag}": its ledger is kept under its tag`);
+    }
   }
 
   /**
@@ -350,6 +354,8 @@ export class AccountStore {
     // Filtered on having no running entry, so a call that begins meanwhile is never orphaned.
     const deleted = await this.collections.accounts.findOneAndDelete({ _id: current._id, ...NOT_RUNNING });
     if (deleted) {
+      // Its ledger and records stay; the ledger is closed so that the tag's next account starts clean.
+      await closeAccount(this.collections, deleted);
       await this.settings.announce();
       return deleted;
     }

@@ -37,6 +37,7 @@ export type { BatchDebitStateOf } from './batch-debits';
 export * from './batches';
 export { newSettlementId, settleImportBatches, settleLeftBehind, settlementDone } from './settlements';
 export type { SettlementResult } from './settlements';
+export { closeAccount } from './close';
 export { markerOf, opIds } from './model';
 export type { LedgerEntryDoc, LedgerKind, LedgerMarker, LedgerOp } from './model';
 export type { LedgerStore } from './store';

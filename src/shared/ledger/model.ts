@@ -10,7 +10,12 @@ export type LedgerKind =
   /** A record's fee given back (rollbackTransaction). */
   | 'refund'
   /** An operator's change of the balance (management API). */
-  | 'adjust';
+  | 'adjust'
+  /**
+   * A deleted account's closing (closeAccount): brings the sum of its tag's entries back to zero, so an
+   * account created later under the same tag starts from its own opening balance.
+   */
+  | 'close';
 
 /** An applied balance change, kept forever: its `_id` is the operation's permanent idempotency key. */
 export interface LedgerEntryDoc {
@@ -61,6 +66,8 @@ export const opIds = {
   refund: (recordId: string) => `refund:${recordId}`,
   /** An operator's balance change through the API. */
   adjust: (requestId: string) => `adjust:${requestId}`,
+  /** The closing of a deleted account (its `_id`: a tag may be used again, an account id never). */
+  close: (accountId: string) => `close:${accountId}`,
 };
 
 /** The marker an operation leaves on its account while its ledger entry is being written. */

@@ -89,7 +89,7 @@ export class ProcessMetrics {
     });
     new Gauge({
       name: 'rating_ledger_audit',
-      help: 'Figures of the last ledger audit (AUDIT_INTERVAL_SECONDS): differences (must be 0), pending_markers, records_in_flight, age_seconds',
+      help: 'Figures of the last ledger audit (AUDIT_INTERVAL_SECONDS): differences and call_problems (both must be 0), pending_markers, records_in_flight, age_seconds',
       labelNames: ['figure'] as const,
       registers: [this.registry],
       async collect() {
@@ -98,6 +98,8 @@ export class ProcessMetrics {
           const last = await latestAudit(ctx.mongo.db);
           if (!last) return;
           this.set({ figure: 'differences' }, last.report.differences.length);
+          // Audits stored by an earlier version have no call check.
+          this.set({ figure: 'call_problems' }, last.report.calls?.length ?? 0);
           this.set({ figure: 'pending_markers' }, last.report.pending_markers);
           this.set({ figure: 'records_in_flight' }, last.report.records_in_flight);
           this.set({ figure: 'age_seconds' }, Math.round((Date.now() - last.at.getTime()) / 1000));

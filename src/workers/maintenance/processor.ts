@@ -28,9 +28,10 @@ export function maintenanceProcessor(deps: TransactionDeps) {
       case 'audit-ledger': {
         const report = await auditLedger(ctx.mongo.collections);
         await storeAudit(ctx.mongo.db, report);
-        const figures = { jobId: job.id, ...report, differences: report.differences.length };
+        const figures = { jobId: job.id, ...report, differences: report.differences.length, calls: report.calls.length };
         if (report.differences.length > 0) ctx.logger.error({ ...figures, accounts: report.differences.map((d) => d.account_tag).slice(0, 20) }, 'ledger audit found differences');
-        else ctx.logger.info(figures, 'ledger audit: no difference');
+        if (report.calls.length > 0) ctx.logger.error({ ...figures, findings: report.calls.slice(0, 20) }, 'ledger audit: calls charged wrongly');
+        if (report.differences.length === 0 && report.calls.length === 0) ctx.logger.info(figures, 'ledger audit: no difference');
         return { ...figures };
       }
       default:

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { callId } from '../../../src/shared/domain/types';
+import { auditLedger } from '../../../src/shared/ledger/audit';
+import type { Collections } from '../../../src/shared/mongo';
+import type { RecordJob } from '../../../src/shared/queues/payloads';
+import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import type { TransactionDeps } from '../../../src/workers/transactions/deps';
+import { record } from '../../../src/workers/transactions/record';
+import { rollback } from '../../../src/workers/transactions/rollback';
+import { ApiHarness, startApi } from '../api/api-harness';
+import { account, perSecondRating, runningEntry, seed } from '../../support/seed';
+
+/**
+ * Issue 31, "The audit": exact while calls are charged (no false difference when money moves between
+ * its reads), no permanent difference from renaming or deleting an account with a history, and a
+ * second check for what the balance fold cannot see (a rolled-back call that still shows a charged
+ * record, a charged record refunded, a running entry beside its call's record).
+ */
+describe('the ledger audit under live traffic', () => {
+  let api: ApiHarness;
+  let deps: TransactionDeps;
+  let rating: RatingDataCache;
+  const t0 = Date.now() - 3_600_000;
+  let n = 0;
+  const recordJob = (tag: string, accountTag: string, seconds: number): RecordJob => ({
+    op: 'record',
+    transaction_tag: tag,
+    account_tag: accountTag,
+    source: '1',
+    destination: '391234',
+    source_ip: null,
+    carrier_ip: null,
+    tags: null,
+    destination_account_tag: null,
+    timestamp_auth: null,
+    timestamp_begin: new Date(t0).toISOString(),
+    timestamp_end: new Date(t0 + seconds * 1000).toISOString(),
+    deadline: Date.now() + 10_000,
+  });
+  const charge = (tag: string, accountTag: string, seconds = 10) => {
+    const job = recordJob(tag, accountTag, seconds);
+    return record(deps, job, { id: `job-${++n}`, deadline: job.deadline });
+  };
+
+  beforeAll(async () => {
+    api = await startApi();
+    await seed(api.ctx, {
+      ...perSecondRating(),
+      accounts: [account('busy', { balance: 10_000n, linked_accounts: ['busyparent'] }), account('busyparent', { balance: 10_000n }), account('plain', { balance: 100n })],
+    });
+    rating = await RatingDataCache.start(api.ctx);
+    deps = { ctx: api.ctx, rating };
+  });
+
+  afterAll(async () => {
+    await rating?.close();
+    await api?.close();
+  });
+
+  /** The audit's collections, with `between` run after its ledger and records reads, before it reads accounts. */
+  const withChargeBetweenReads = (between: () => Promise<unknown>): Collections => {
+    const real = api.ctx.mongo.collections;
+    let fired = false;
+    const accounts = new Proxy(real.accounts, {
+      get(target, prop, receiver) {
+        if (prop !== 'find') {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          // The driver's own methods (findOne uses find) run on the real collection.
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        }
+        return (...args: Parameters<typeof target.find>) => {
+          const cursor = target.find(...args);
+          return {
+            async *[Symbol.asyncIterator]() {
+              if (!fired) {
+                fired = true;
+                await between();
+              }
+              yield* cursor;
+            },
+          };
+        };
+      },
+    });
+    return { ...real, accounts } as Collections;
+  };
+
+  it('reports no difference for calls charged between its reads', async () => {
+    expect(await charge('live-0', 'busy')).toMatchObject({ ok: true });
+    const report = await auditLedger(withChargeBetweenReads(() => Promise.all([charge('live-1', 'busy'), charge('live-2', 'busy', 20)])));
+    expect(report.differences).toEqual([]);
+    expect((await auditLedger(api.ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  it('still names a real difference (a balance changed behind the ledger)', async () => {
+    await api.ctx.mongo.collections.accounts.updateOne({ account_tag: 'plain' }, { $inc: { balance: 7n } as never });
+    const report = await auditLedger(api.ctx.mongo.collections);
+    expect(report.differences).toEqual([{ account_tag: 'plain', balance_difference: 7n, records_difference: 0n }]);
+    await api.ctx.mongo.collections.accounts.updateOne({ account_tag: 'plain' }, { $inc: { balance: -7n } as never });
+  });
+
+  it('leaves no difference after an account with a ledger history is deleted and its tag used again', async () => {
+    await api.ok('mutation { createAccount(account_tag: "gone", balance: "100") { id } }');
+    await api.ok('mutation { adjustBalance(account_tag: "gone", amount: "50", reason: "cash") { id } }');
+    const { deleteAccount } = await api.ok(`mutation { deleteAccount(id: "${(await api.ctx.mongo.collections.accounts.findOne({ account_tag: 'gone' }))!._id}") { id } }`);
+    expect(deleteAccount.id).toBeTruthy();
+    await api.ok('mutation { createAccount(account_tag: "gone", balance: "30") { id } }');
+    expect((await auditLedger(api.ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  it('refuses to rename an account with a ledger history (its entries stay under its tag)', async () => {
+    await api.ok('mutation { createAccount(account_tag: "named", balance: "10") { id } }');
+    const id = (await api.ctx.mongo.collections.accounts.findOne({ account_tag: 'named' }))!._id;
+    await api.ok(`mutation { updateAccount(id: "${id}", balance: "25") { id } }`);
+    const renamed = await api.gql(`mutation { updateAccount(id: "${id}", account_tag: "renamed") { id } }`);
+    expect(renamed.body.errors?.[0]?.extensions?.code).toBe('INVALID_REFERENCE');
+    expect((await auditLedger(api.ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  describe('the call check: what the balance fold cannot see', () => {
+    let collections: Collections;
+    beforeAll(() => {
+      collections = api.ctx.mongo.collections;
+    });
+
+    it('is clean on a consistent history', async () => {
+      expect((await auditLedger(collections)).calls).toEqual([]);
+    });
+
+    it('finds a charged record whose charge was refunded (a rolled-back call showing charged)', async () => {
+      expect(await charge('refunded', 'plain', 1)).toMatchObject({ ok: true });
+      const doc = (await collections.transactions.findOne({ account_tag: 'plain', transaction_tag: 'refunded' }))!;
+      expect(await rollback(deps, { op: 'rollback', transaction_tag: 'refunded', account_tag: 'plain', deadline: Date.now() + 10_000 }, { id: `job-${++n}`, deadline: Date.now() + 10_000 })).toEqual({ ok: true, reason: null });
+      await collections.transactions.insertOne({ ...doc, state: 'charged' });
+      const report = await auditLedger(collections);
+      expect(report.calls).toEqual(expect.arrayContaining([expect.objectContaining({ problem: 'charged record refunded', account_tag: 'plain', record_id: doc._id })]));
+      expect(report.calls).toEqual(expect.arrayContaining([expect.objectContaining({ problem: 'record of a rolled-back call', account_tag: 'plain', record_id: doc._id })]));
+      await collections.transactions.deleteOne({ _id: doc._id });
+    });
+
+    it('finds a charged record without its charge, and a running entry beside its call\'s record', async () => {
+      const orphan = { ...(await collections.transactions.findOne({ account_tag: 'busy' }))!, _id: randomUUID(), transaction_tag: 'no-charge', state: 'charged' as const };
+      await collections.transactions.insertOne(orphan);
+      expect(await charge('both', 'plain', 1)).toMatchObject({ ok: true });
+      await collections.accounts.updateOne({ account_tag: 'plain' }, { $push: { running_transactions: runningEntry('both', { origin_account_tag: 'plain', call_id: callId('plain', 'both') }) } });
+      const report = await auditLedger(collections);
+      expect(report.calls).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ problem: 'charged record without its charge', account_tag: 'busy', record_id: orphan._id }),
+          expect.objectContaining({ problem: 'running entry of a recorded call', account_tag: 'plain', transaction_tag: 'both' }),
+        ]),
+      );
+      await collections.transactions.deleteOne({ _id: orphan._id });
+      await collections.accounts.updateOne({ account_tag: 'plain' }, { $set: { running_transactions: [] } });
+    });
+  });
+});
