@@ -179,20 +179,20 @@ describe('API accounts', () => {
       id = (await api.ok('mutation { createAccount(account_tag: "u-1", name: "One", balance: 10, pricelist_tags: ["pl"], tags: ["x"]) { id } }')).createAccount.id;
     });
 
-    it('changes only the given fields; null clears; every update bumps rev; a new balance is a ledger adjustment', async () => {
-      const revBefore = (await accounts().findOne({ _id: id }))?.rev ?? 0;
-      const { updateAccount } = await api.ok(`mutation { updateAccount(id: "${id}", name: null, tags: null, balance: 25, max_concurrent_transactions: 2) { ${SCALARS} } }`);
-      expect(updateAccount).toMatchObject({ account_tag: 'u-1', name: null, tags: null, balance: 25, max_concurrent_transactions: 2, pricelist_tags: ['pl'] });
-      // One write for the fields, one for the balance (through the ledger).
-      expect((await accounts().findOne({ _id: id }))?.rev).toBe(revBefore + 2);
-      const adjustments = await api.ctx.mongo.collections.ledger.find({ account_tag: 'u-1' }).toArray();
-      expect(adjustments).toEqual([expect.objectContaining({ kind: 'adjust', amount: 15n, ref: 'updateAccount' })]);
-      expect((await accounts().findOne({ _id: id }))?.opening_balance).toBe(10n);
-    });
-
     it('renames by id, and updates by tag', async () => {
       expect((await api.ok(`mutation { updateAccount(id: "${id}", account_tag: "u-2") { account_tag } }`)).updateAccount).toEqual({ account_tag: 'u-2' });
       expect((await api.ok('mutation { updateAccount(account_tag: "u-2", customer_tag: "c-9") { id customer_tag } }')).updateAccount).toEqual({ id, customer_tag: 'c-9' });
+    });
+
+    it('changes only the given fields; null clears; every update bumps rev; a new balance is a ledger adjustment', async () => {
+      const revBefore = (await accounts().findOne({ _id: id }))?.rev ?? 0;
+      const { updateAccount } = await api.ok(`mutation { updateAccount(id: "${id}", name: null, tags: null, balance: 25, max_concurrent_transactions: 2) { ${SCALARS} } }`);
+      expect(updateAccount).toMatchObject({ account_tag: 'u-2', name: null, tags: null, balance: 25, max_concurrent_transactions: 2, pricelist_tags: ['pl'] });
+      // One write for the fields, one for the balance (through the ledger).
+      expect((await accounts().findOne({ _id: id }))?.rev).toBe(revBefore + 2);
+      const adjustments = await api.ctx.mongo.collections.ledger.find({ account_tag: 'u-2' }).toArray();
+      expect(adjustments).toEqual([expect.objectContaining({ kind: 'adjust', amount: 15n, ref: 'updateAccount' })]);
+      expect((await accounts().findOne({ _id: id }))?.opening_balance).toBe(10n);
     });
 
     it('refuses invalid values and missing references, changing nothing', async () => {
@@ -203,11 +203,15 @@ describe('API accounts', () => {
       expectError(await api.gql('mutation { updateAccount(account_tag: "u-2", active: null) { id } }'), 'BAD_USER_INPUT', 'active');
     });
 
-    it('refuses a rename while calls run on the account or records carry its tag', async () => {
-      await addRunning('u-2', runningEntry('t-rename'));
-      expectError(await api.gql(`mutation { updateAccount(id: "${id}", account_tag: "u-3") { id } }`), 'INVALID_REFERENCE', 'account_tag');
-      await accounts().updateOne({ _id: id }, { $set: { running_transactions: [] } });
-      await api.ok('mutation { createTransaction(account_tag: "u-2", transaction_tag: "t-rec") { id } }');
+    it('refuses a rename while calls run on the account, records carry its tag or its ledger holds entries', async () => {
+      const fresh = (await api.ok('mutation { createAccount(account_tag: "r-1", balance: 10) { id } }')).createAccount.id as string;
+      await addRunning('r-1', runningEntry('t-rename'));
+      expectError(await api.gql(`mutation { updateAccount(id: "${fresh}", account_tag: "r-2") { id } }`), 'INVALID_REFERENCE', 'account_tag');
+      await accounts().updateOne({ _id: fresh }, { $set: { running_transactions: [] } });
+      await api.ok('mutation { createTransaction(account_tag: "r-1", transaction_tag: "t-rec") { id } }');
+      expectError(await api.gql(`mutation { updateAccount(id: "${fresh}", account_tag: "r-2") { id } }`), 'INVALID_REFERENCE', 'account_tag');
+      expect((await accounts().findOne({ _id: fresh }))?.account_tag).toBe('r-1');
+      // u-2's balance moved through the ledger (above): its entries are under its tag, so it keeps it.
       expectError(await api.gql(`mutation { updateAccount(id: "${id}", account_tag: "u-3") { id } }`), 'INVALID_REFERENCE', 'account_tag');
       expect((await accounts().findOne({ _id: id }))?.account_tag).toBe('u-2');
     });

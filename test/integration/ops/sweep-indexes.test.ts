@@ -31,8 +31,8 @@ describe('the recovery sweep reads through partial indexes', () => {
   });
 
   it('rollbacks: both reads of rollback outcomes go through indexes that hold rollbacks only', async () => {
-    // Besides `_id` and the day's expiry (TTL on `at`), which every outcome needs:
-    const partial = (await indexes('outcomes')).filter((index) => index.name !== '_id_' && index.expireAfterSeconds === undefined);
+    // Besides `_id` and the decisions' age (on `at`, for the sweep's pruning), which every outcome needs:
+    const partial = (await indexes('outcomes')).filter((index) => index.name !== '_id_' && index.name !== 'decisions_by_age');
     // Rollbacks of one call (before a tag is refused as a duplicate), and those decided but not carried out (the sweep).
     expect(partial.map((index) => Object.keys(index.key as Document).join(',')).sort()).toEqual(['account_tag,transaction_tag', 'state,at']);
     for (const index of partial) expect(index.partialFilterExpression).toEqual({ op: 'rollback' });
@@ -46,5 +46,14 @@ describe('the recovery sweep reads through partial indexes', () => {
     const keyed = (await indexes('outcomes')).filter((index) => index.key.account_tag === 1);
     expect(keyed).toHaveLength(1);
     expect(keyed[0].partialFilterExpression).toEqual({ op: 'rollback' });
+  });
+
+  it('an upgrade drops the one-day TTL on outcomes: decisions are deleted by the sweep, never before it settled them (issue 31)', async () => {
+    const outcomes = ctx.mongo.collections.outcomes;
+    for (const index of await indexes('outcomes')) if (index.name !== '_id_') await outcomes.dropIndex(index.name as string);
+    await outcomes.createIndex({ at: 1 }, { expireAfterSeconds: 86_400 });
+    await ensureIndexes(ctx.mongo.collections);
+    const byAge = (await indexes('outcomes')).filter((index) => JSON.stringify(index.key) === JSON.stringify({ at: 1 }));
+    expect(byAge.map((index) => [index.name, index.expireAfterSeconds])).toEqual([['decisions_by_age', undefined]]);
   });
 });
