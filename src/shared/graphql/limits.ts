@@ -15,7 +15,7 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
-  type GraphQLOutputType,
+  type GraphQLField,
   type GraphQLNamedType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -33,11 +33,16 @@ import {
  *   does not count: it only unwraps list and non-null wrappers (a chain as long as the schema's deepest
  *   wrapping, no work), and the standard introspection query that clients send nests it 7 times;
  * - fields: how many fields the expanded operation selects (aliases and fragment uses included);
- * - cost: every field costs 1, and a list field multiplies the cost of what it selects by its size:
- *   its `perPage`/`first`/`last`/`limit` argument, else DEFAULT_LIST_SIZE. Introspection lists count
- *   their average size in the schema (types, fields per type, arguments per field, ...), so the cost
- *   of an introspection query is about the size of its answer: the standard query stays well under
- *   the budget, deep `fields { type { fields ... } }` nesting does not.
+ * - cost: the work of the answer, documents read and values produced. Every field costs 1, and a list
+ *   field of documents (read by a query of its own: `allAccounts`, `linked_accounts`, `rejects`)
+ *   multiplies the cost of what it selects by its size: its `perPage`/`first`/`last`/`limit` argument,
+ *   else DEFAULT_LIST_SIZE. A list marked `@embedded` in the schema holds values its parent already has
+ *   (an array of the stored document, such as `running_transactions` or `previous_versions`, or of a
+ *   computed object): it reads nothing more, and its selection counts once, as a scalar list (`tags`)
+ *   counts one field whatever its length; its bytes are the parent document's, bounded by the data, not
+ *   by the request. Introspection lists count their average size in the schema (types, fields per type,
+ *   arguments per field, ...), so the cost of an introspection query is about the size of its answer:
+ *   the standard query stays well under the budget, deep `fields { type { fields ... } }` nesting does not.
  */
 export interface QueryLimits {
   maxDepth: number;
@@ -45,8 +50,20 @@ export interface QueryLimits {
   maxCost: number;
 }
 
-/** Size assumed for a list whose size the request does not state (the API's default page size). */
+/** Size assumed for a list of documents whose size the request does not state (the API's default page size). */
 export const DEFAULT_LIST_SIZE = 25;
+
+/** Name of the schema directive that marks a list field as embedded (see EMBEDDED_DIRECTIVE_TYPEDEFS). */
+export const EMBEDDED_DIRECTIVE = 'embedded';
+
+/**
+ * The directive's definition, for a schema whose fields use it. It only informs the cost measured here;
+ * it changes nothing in execution, and introspection does not show where it is used.
+ */
+export const EMBEDDED_DIRECTIVE_TYPEDEFS = /* GraphQL */ `
+  "A list whose elements the parent already holds (an array of its stored document, or of a computed object): no read of its own, so the query cost counts its selection once, not once per element (GRAPHQL_MAX_COST)."
+  directive @${EMBEDDED_DIRECTIVE} on FIELD_DEFINITION
+`;
 
 /**
  * Nesting of selection sets, fragment spreads included, at which measuring stops: it keeps the walk's
@@ -118,14 +135,19 @@ function measureOperation(
     return DEFAULT_LIST_SIZE;
   };
 
-  // The return type of a field; __schema and __type are meta fields the root type does not list.
-  const typeOf = (parent: GraphQLNamedType | undefined, node: FieldNode): GraphQLOutputType | undefined => {
-    if (node.name.value === SchemaMetaFieldDef.name) return SchemaMetaFieldDef.type;
-    if (node.name.value === TypeMetaFieldDef.name) return TypeMetaFieldDef.type;
-    return parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[node.name.value]?.type : undefined;
+  // The definition of a field; __schema and __type are meta fields the root type does not list.
+  const fieldOf = (parent: GraphQLNamedType | undefined, node: FieldNode): GraphQLField<unknown, unknown> | undefined => {
+    if (node.name.value === SchemaMetaFieldDef.name) return SchemaMetaFieldDef;
+    if (node.name.value === TypeMetaFieldDef.name) return TypeMetaFieldDef;
+    return parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[node.name.value] : undefined;
   };
 
   const sizes = introspectionSizes(schema);
+
+  // How many times a list field's selection counts: introspection lists their average size, embedded
+  // lists once (their values come with the parent), lists of documents the size the request asks for.
+  const sizeOf = (parent: GraphQLNamedType | undefined, field: GraphQLField<unknown, unknown>, node: FieldNode): number =>
+    sizes.get(`${parent?.name}.${node.name.value}`) ?? (isEmbedded(field) ? 1 : listSize(node.arguments));
 
   const walk = (set: SelectionSetNode, parent: GraphQLNamedType | undefined, nesting: number): Measure => {
     if (nesting > MAX_NESTING) throw new TooDeep();
@@ -135,9 +157,10 @@ function measureOperation(
     for (const selection of set.selections) {
       let m: Measure;
       if (selection.kind === Kind.FIELD) {
-        const type = typeOf(parent, selection);
+        const field = fieldOf(parent, selection);
+        const type = field?.type;
         const inner = selection.selectionSet ? walk(selection.selectionSet, type && getNamedType(type), nesting + 1) : NOTHING;
-        const size = type && isListType(getNullableType(type)) ? (sizes.get(`${parent?.name}.${selection.name.value}`) ?? listSize(selection.arguments)) : 1;
+        const size = field && isListType(getNullableType(field.type)) ? sizeOf(parent, field, selection) : 1;
         m = { depth: parent?.name === '__Type' && selection.name.value === 'ofType' ? inner.depth : inner.depth + 1, fields: inner.fields + 1, cost: 1 + size * inner.cost };
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
@@ -169,6 +192,11 @@ function measureOperation(
     if (err instanceof TooDeep) return null;
     throw err;
   }
+}
+
+/** Whether a field's definition carries @embedded (schemas built from SDL keep it in the field's AST node). */
+function isEmbedded(field: GraphQLField<unknown, unknown>): boolean {
+  return field.astNode?.directives?.some((d) => d.name.value === EMBEDDED_DIRECTIVE) ?? false;
 }
 
 const introspectionSizeCache = new WeakMap<GraphQLSchema, Map<string, number>>();

@@ -1,16 +1,18 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildSchema, getIntrospectionQuery, parse, validate, type GraphQLSchema } from 'graphql';
+import { buildSchema, getIntrospectionQuery, isObjectType, parse, validate, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
 import { agentModules } from '../../../src/agent/graphql/schema';
 import { apiModules } from '../../../src/api/graphql/schema';
 import { loadConfig } from '../../../src/shared/config';
-import { DEFAULT_LIST_SIZE, limitErrors, measureOperations, queryLimitsRule, type QueryLimits } from '../../../src/shared/graphql/limits';
+import { DEFAULT_LIST_SIZE, EMBEDDED_DIRECTIVE_TYPEDEFS, limitErrors, measureOperations, queryLimitsRule, type QueryLimits } from '../../../src/shared/graphql/limits';
 import { MAX_VARIABLES_DEPTH, withoutTypename } from '../../../src/shared/http/graphql';
 
 /** The query limits of src/shared/graphql/limits.ts, on documents alone (no I/O). */
 
 const schema = buildSchema(`
-  type Item { id: ID! name: String children(perPage: Int): [Item!]! parent: Item tags: [String!]! }
+  ${EMBEDDED_DIRECTIVE_TYPEDEFS}
+  type Version { name: String at: String items(perPage: Int): [Item!]! }
+  type Item { id: ID! name: String children(perPage: Int): [Item!]! parent: Item tags: [String!]! versions: [Version!]! @embedded }
   type Query { items(perPage: Int, first: Int, filter: String): [Item!] item(id: ID): Item version: String }
   type Mutation { touch(id: ID!): Item }
 `);
@@ -95,6 +97,34 @@ describe('cost', () => {
     expect(measure(query, schema, { variables: { n: 'x' } })?.cost).toBe(1 + DEFAULT_LIST_SIZE);
   });
 
+  it('counts the selection of an @embedded list once: its values come with the parent document', () => {
+    expect(measure('{ items(perPage: 1000) { id versions { name at } } }')?.cost).toBe(1 + 1000 * (1 + 1 + 2));
+    // Lists of documents under an embedded list still count their size.
+    expect(measure('{ items(perPage: 10) { versions { items(perPage: 5) { id } } } }')?.cost).toBe(1 + 10 * (1 + 1 + 5));
+    // Every alias and every fragment use of it counts again.
+    expect(measure('{ items(perPage: 10) { a: versions { name } b: versions { ...V } } } fragment V on Version { name at }')?.cost).toBe(1 + 10 * (2 + 3));
+  });
+
+  it('marks as @embedded exactly the API lists that hold values of their parent (issue 32)', () => {
+    const embedded = Object.values(apiSchema.getTypeMap())
+      .filter((t): t is GraphQLObjectType => isObjectType(t) && !t.name.startsWith('__'))
+      .flatMap((t) => Object.values(t.getFields()).filter((f) => f.astNode?.directives?.some((d) => d.name.value === 'embedded')).map((f) => `${t.name}.${f.name}`));
+    expect(embedded.sort()).toEqual([
+      'Account.running_transactions',
+      'Dashboard.accounts_below_threshold',
+      'Dashboard.calls_per_minute',
+      'Dashboard.queues',
+      'Dashboard.revenue_per_hour',
+      'PricelistRate.previous_versions',
+    ]);
+  });
+
+  it('keeps lists read by a query of their own at their size: linked_accounts of linked_accounts on a page of 1000', () => {
+    const query = '{ allAccounts(perPage: 1000) { id linked_accounts { id linked_accounts { id } } } }';
+    expect(measure(query, apiSchema)?.cost).toBe(1 + 1000 * (1 + 1 + DEFAULT_LIST_SIZE * (1 + 1 + DEFAULT_LIST_SIZE)));
+    expect(messages(query, defaults, apiSchema)).toEqual([expect.stringContaining('(GRAPHQL_MAX_COST)')]);
+  });
+
   it('refuses the 1,000-alias query of issue 10, naming the limits', () => {
     const query = `{ ${Array.from({ length: 1000 }, (_, i) => `a${i}: allTransactions(perPage: 1000) { account { id } }`).join(' ')} }`;
     expect(measure(query, apiSchema)).toEqual({ depth: 3, fields: 3000, cost: 1000 * (1 + 1000 * 2) });
@@ -138,6 +168,21 @@ describe('default limits', () => {
     expect(agent.length).toBeGreaterThanOrEqual(1);
     for (const query of [...api, getIntrospectionQuery()]) expect({ query, errors: messages(query, defaults, apiSchema) }).toEqual({ query, errors: [] });
     for (const query of [...agent, getIntrospectionQuery()]) expect({ query, errors: messages(query, defaults, agentSchema) }).toEqual({ query, errors: [] });
+  });
+
+  it("let react-admin's export of 1000 accounts through, every field selected as ra-data-graphql-simple does (issue 32)", () => {
+    // The document the unchanged provider sends for getList('Account', { perPage: 1000 }).
+    const running = 'transaction_tag source destination carrier_ip destination_rate in_progress inbound timestamp_begin timestamp_end __typename';
+    const fields = `id account_tag type balance active max_concurrent_transactions name notification_email notification_mobile carrier_tags carrier_tags_override
+      customer_tag linked_accounts { id __typename } pricelist_tags tags balance_alert_threshold running_transactions { ${running} }
+      destination_rate { id __typename } least_cost_routing __typename`;
+    const query = `query allAccounts($page: Int, $perPage: Int, $sortField: String, $sortOrder: String, $filter: AccountFilter) {
+      items: allAccounts(page: $page, perPage: $perPage, sortField: $sortField, sortOrder: $sortOrder, filter: $filter) { ${fields} }
+      total: _allAccountsMeta(page: $page, perPage: $perPage, filter: $filter) { count __typename } }`;
+    const request = { operationName: 'allAccounts', variables: { page: 0, perPage: 1000, sortField: 'id', sortOrder: 'ASC', filter: {} } };
+    // 17 fields, linked_accounts 1 + 25 x 2, running_transactions 1 + 10 (it was 1 + 25 x 10), destination_rate 3.
+    expect(measure(query, apiSchema, request)?.cost).toBe(1 + 1000 * (17 + 51 + 11 + 3) + 3);
+    expect(messages(query, defaults, apiSchema, request)).toEqual([]);
   });
 
   it('let a full page of 1000 transactions with their account through', () => {

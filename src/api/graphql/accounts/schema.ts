@@ -53,7 +53,8 @@ export const accountTypeDefs = /* GraphQL */ `
     tags: [String!]
     "Low-balance alert threshold (minor units); null: the service default"
     balance_alert_threshold: BigInt
-    running_transactions: [AccountTransaction!]!
+    "Calls in progress, or ended and awaiting processing (held in the account's document)"
+    running_transactions: [AccountTransaction!]! @embedded
     "The rate a call to destination would be charged now; null without a destination or when unreachable"
     destination_rate(destination: String): PricelistRate
     "Carriers a call to destination would go out on now, best first, as PROTOCOL:host:port; null without a destination"

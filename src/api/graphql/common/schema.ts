@@ -1,3 +1,4 @@
+import { EMBEDDED_DIRECTIVE_TYPEDEFS } from '../../../shared/graphql/limits';
 import type { SchemaModule } from '../../../shared/http/graphql';
 
 /** Arguments of a list query and of its count query, with the resource's filter input. */
@@ -7,6 +8,8 @@ export const listArgs = (filterType: string): string =>
 /** Types every resource module uses. */
 export const commonModule: SchemaModule = {
   typeDefs: /* GraphQL */ `
+    ${EMBEDDED_DIRECTIVE_TYPEDEFS}
+
     "Answer of the count queries (_allXsMeta): how many records match the filter, ignoring paging."
     type ListMetadata {
       count: Int!

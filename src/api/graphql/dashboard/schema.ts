@@ -26,9 +26,9 @@ export const dashboardTypeDefs = /* GraphQL */ `
   """
   type Dashboard {
     "The last 60 minutes by minute, oldest first; the last bucket is the current minute (still filling). Calls count by the time they ended."
-    calls_per_minute: [TrafficBucket!]!
+    calls_per_minute: [TrafficBucket!]! @embedded
     "The last 24 hours by hour, oldest first; the last bucket is the current hour (still filling)."
-    revenue_per_hour: [TrafficBucket!]!
+    revenue_per_hour: [TrafficBucket!]! @embedded
     "Calls running now (in progress, or ended and awaiting processing), each counted once; authorization reservations are not calls"
     running_calls: Int!
     """
@@ -36,11 +36,11 @@ export const dashboardTypeDefs = /* GraphQL */ `
     below zero, or below balance_alert_threshold (LOW_BALANCE_THRESHOLD when the account has none) when that
     is positive, as the balance alerts decide it.
     """
-    accounts_below_threshold: [Account!]!
+    accounts_below_threshold: [Account!]! @embedded
     "How many accounts are below their alert line (all of them, not only the 50 listed)"
     accounts_below_threshold_count: Int!
     "Every queue of the system"
-    queues: [QueueDepth!]!
+    queues: [QueueDepth!]! @embedded
     """
     Worker processes connected to the processing queue (the ones rating ended calls): BullMQ's count of the
     Worker connections on that queue. Each worker process holds one, so a process started only for other

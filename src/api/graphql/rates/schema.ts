@@ -25,7 +25,7 @@ export const rateTypeDefs = /* GraphQL */ `
     interval_start: Int!
     description: String
     "Earlier versions a rate deck replaced, oldest first; each valid in its own closed window, before the current one"
-    previous_versions: [PricelistRateVersion!]!
+    previous_versions: [PricelistRateVersion!]! @embedded
   }
 
   "An earlier version of a rate: its terms and validity window (calls that started in it are rated with it)."
