@@ -33,6 +33,24 @@ export function redisTarget(config: Pick<Config, 'redisClusterNodes'>, redisUrl:
   return { url: redisUrl };
 }
 
+/**
+ * Makes `quit` idempotent: the first call sends QUIT, later ones share its answer. The owner of an extra
+ * connection (a subscriber, a worker) quits it when it closes, and the context quits every extra
+ * connection again when it closes: that second QUIT, written after the server had closed the connection
+ * on the first but before the client noticed, failed with `write EPIPE` (a warning on every Ctrl-C).
+ */
+function quitOnce(connection: RedisClient): RedisClient {
+  const quit = connection.quit.bind(connection) as () => Promise<'OK'>;
+  let quitting: Promise<'OK'> | undefined;
+  const once = (callback?: (err?: Error | null, result?: 'OK') => void): Promise<'OK'> => {
+    quitting ??= quit();
+    if (callback) quitting.then((result) => callback(null, result), (err: Error) => callback(err));
+    return quitting;
+  };
+  (connection as { quit: typeof once }).quit = once;
+  return connection;
+}
+
 export async function createContext(config: Config, endpoints: Endpoints, logger: Logger): Promise<AppContext> {
   const mongo = await connectMongo(endpoints.mongoUrl, config.mongoDb, { writeConcern: writeConcernOf(config) });
   await ensureIndexes(mongo.collections);
@@ -48,7 +66,7 @@ export async function createContext(config: Config, endpoints: Endpoints, logger
     redis,
     queues,
     newRedis: () => {
-      const connection = createRedis(target);
+      const connection = quitOnce(createRedis(target));
       connection.on('error', (err) => logger.warn({ err }, 'redis connection error'));
       extra.push(connection);
       return connection;

@@ -83,4 +83,47 @@ describe('single-machine process (dist/main.js)', () => {
     expect(children.filter(alive)).toEqual([]);
     expect(output).toContain('stopped');
   }, 180000);
+
+  /**
+   * Issue 32: a newcomer's start and Ctrl-C print the service's own logs and nothing that reads as
+   * broken. Ctrl-C in a terminal sends SIGINT to the whole foreground process group (the service and
+   * the servers it started), so the service runs in a group of its own and the group gets the signal.
+   * Every line must be one of the service's JSON log lines, none at warn or above except the advice a
+   * development setup without tokens or alert channels is meant to see.
+   */
+  it('prints no warning or error from start to Ctrl-C (SIGINT to its process group)', async () => {
+    const [apiPort, agentPort] = [await freePort(), await freePort()];
+    const env: NodeJS.ProcessEnv = { ...process.env, API_PORT: String(apiPort), AGENT_PORT: String(agentPort), DATA_DIR: path.join(dataDir, 'quiet'), LOG_LEVEL: 'info', NODE_ENV: 'development' };
+    for (const name of ['MONGO_URL', 'REDIS_URL', 'RATING_TOKENS', 'SMTP_URL', 'SMS_GATEWAY_URL', 'ALERT_WEBHOOK_URL', 'NODE_OPTIONS']) delete env[name];
+    const child = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitReady(`http://127.0.0.1:${apiPort}`, child, () => output);
+      await waitReady(`http://127.0.0.1:${agentPort}`, child, () => output);
+      process.kill(-child.pid!, 'SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+    }
+
+    const advice = [/^no API tokens configured: /, /^no alert channel configured /];
+    const unexpected = output
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .filter((line) => {
+        let entry: { level?: unknown; msg?: unknown };
+        try {
+          entry = JSON.parse(line) as typeof entry;
+        } catch {
+          return true; // not a log line of the service: a runtime warning, a stack trace, a child's output
+        }
+        if (entry.level === 'info' || entry.level === 'debug' || entry.level === 'trace') return false;
+        return !(entry.level === 'warn' && advice.some((a) => a.test(String(entry.msg))));
+      });
+    expect(unexpected).toEqual([]);
+    expect(output).toContain('"msg":"stopped"');
+  }, 180000);
 });

@@ -1,4 +1,4 @@
-import Fastify, { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import Fastify, { FastifyBaseLogger, FastifyInstance, LogController } from 'fastify';
 import { AccessPolicy, openAccess } from '../auth/access';
 import type { AppContext } from '../context';
 import authPlugin from './auth-plugin';
@@ -29,7 +29,8 @@ export async function createHttpServer(ctx: AppContext, options: HttpServerOptio
     loggerInstance: ctx.logger as FastifyBaseLogger,
     bodyLimit: ctx.config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
-    disableRequestLogging: options.quietRequests === true,
+    // Fastify 5.12's logController replaces the top-level disableRequestLogging (deprecated, FSTDEP023).
+    ...(options.quietRequests ? { logController: new LogController({ disableRequestLogging: true }) } : {}),
   });
   if (options.quietRequests) {
     const debug = ctx.logger.isLevelEnabled('debug');

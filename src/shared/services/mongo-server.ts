@@ -78,7 +78,8 @@ async function startMongod(binary: string, options: MongoServerOptions) {
   const dir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'rating-mongod-'));
   mkdirSync(dir, { recursive: true });
   const [command, args] = withParentDeathSignal(binary, ['--bind_ip', options.host, '--port', String(port), '--dbpath', path.resolve(dir), '--quiet']);
-  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  // Its own process group when setpriv stops it with us: Ctrl-C reaches the service only (see startRedisServer).
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'], detached: command !== binary });
   const url = `mongodb://${options.host}:${port}`;
   for (let attempt = 0; ; attempt++) {
     if (child.exitCode !== null) throw new Error(`mongod exited with ${child.exitCode}`);
@@ -132,7 +133,8 @@ async function startLauncher(options: MongoServerOptions) {
   }
   const [command, args] = withParentDeathSignal('java', javaArgs);
   // stdin stays open: the launcher exits by itself when it closes (a second guard against orphans).
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group when setpriv stops it with us: Ctrl-C reaches the service only (see startRedisServer).
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: command !== 'java' });
   const url = await launcherReady(child, 60000);
   options.logger?.info({ url, backend: options.dataDir ? 'h2' : 'memory' }, 'local MongoDB-wire server started');
   return {

@@ -61,7 +61,10 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Run
     '--maxmemory-policy', 'noeviction',
     ...persistence,
   ]);
-  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Its own process group when the kernel stops it with us (setpriv): a terminal's Ctrl-C, sent to the whole
+  // foreground group, then reaches only the service, which stops this server after closing its clients
+  // (a server stopped first answered their QUIT with EPIPE warnings).
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: command !== binary });
   const url = useSocket ? socketUrl(socket) : `redis://${options.host}:${port}`;
   await waitForRedis(url, child);
   options.logger?.info({ url, dataDir: options.dataDir ?? null }, 'local redis-server started');
