@@ -21,14 +21,16 @@
  *   5. a 503 from the first carrier fails over to the second, and the call is charged at that carrier;
  *   6. a call that fails after its authorization (every carrier refused it; the caller cancelled while it
  *      rang) releases its concurrency reservation at once (rollback): on an account limited to 1, the
- *      next call is routed, not refused.
+ *      next call is routed, not refused;
+ *   7. the cheapest carrier answers 503 and the call fails over to a dearer one, where the proxy cuts it at
+ *      the grant: the grant held on every listed carrier, so the prepaid balance stays >= 0 (issue 31).
  *
  *   npm run test:sip -- [--keep] [--config FILE]
  *     --keep    leave the temp dir with every log (Kamailio, SIPp callers and carriers, the service)
  *     --config  another Kamailio config to put to the same test (default examples/kamailio/kamailio.cfg);
  *               it gets the same -A defines: LISTEN, AGENT_URL, AGENT_TOKEN, DESTINATION_AS_URI
  *
- * Last line: `sip lab: 6 checks passed, <n> calls (Kamailio <v>, SIPp <v>)`. Any failure exits non-zero
+ * Last line: `sip lab: 7 checks passed, <n> calls (Kamailio <v>, SIPp <v>)`. Any failure exits non-zero
  * with the reason and the tails of Kamailio's and SIPp's logs. Every process it starts is stopped on the
  * way out (also on failure, SIGINT and SIGTERM), and a watchdog bounds the whole run.
  */
@@ -61,6 +63,13 @@ const DESTINATION = '39061234567';
 const RATE_A = 60;
 const RATE_B = 120;
 const RATE_C = 90;
+/**
+ * Check 7 (issue 31, defect 1): for "tight", carrier B is the cheapest (and answers 503) and A the
+ * dearest; its grant must hold on A, where the call goes out and is cut.
+ */
+const RATE_B_CHEAP = 30;
+const RATE_A_DEAR = 240;
+const TIGHT_BALANCE = 20;
 
 class LabFailure extends Error {}
 
@@ -234,6 +243,11 @@ async function seed(lab: Lab): Promise<void> {
     a: createPricelistRate(pricelist_tag: "lab", carrier_tag: "carrier-a", prefix: "39", connect_fee: 0, rate: ${RATE_A}, rate_increment: 1, interval_start: 0) { id }
     b: createPricelistRate(pricelist_tag: "lab", carrier_tag: "carrier-b", prefix: "39", connect_fee: 0, rate: ${RATE_B}, rate_increment: 1, interval_start: 0) { id }
     c: createPricelistRate(pricelist_tag: "lab", carrier_tag: "carrier-c", prefix: "39", connect_fee: 0, rate: ${RATE_C}, rate_increment: 1, interval_start: 0) { id }
+    p2: createPricelist(pricelist_tag: "lab-cheap-b", name: "carrier B cheapest", currency: EUR) { id }
+  }`);
+  await gql(`mutation {
+    a: createPricelistRate(pricelist_tag: "lab-cheap-b", carrier_tag: "carrier-a", prefix: "39", connect_fee: 0, rate: ${RATE_A_DEAR}, rate_increment: 1, interval_start: 0) { id }
+    b: createPricelistRate(pricelist_tag: "lab-cheap-b", carrier_tag: "carrier-b", prefix: "39", connect_fee: 0, rate: ${RATE_B_CHEAP}, rate_increment: 1, interval_start: 0) { id }
   }`);
   await gql(`mutation {
     rich: createAccount(account_tag: "rich", type: PREPAID, balance: "100000", pricelist_tags: ["lab"]) { id }
@@ -243,6 +257,7 @@ async function seed(lab: Lab): Promise<void> {
     detour: createAccount(account_tag: "detour", type: PREPAID, balance: "100000", carrier_tags: ["carrier-b"], pricelist_tags: ["lab"]) { id }
     deadend: createAccount(account_tag: "deadend", type: PREPAID, balance: "100000", max_concurrent_transactions: 1, carrier_tags_override: ["carrier-b"], pricelist_tags: ["lab"]) { id }
     ringer: createAccount(account_tag: "ringer", type: PREPAID, balance: "100000", max_concurrent_transactions: 1, carrier_tags_override: ["carrier-c"], pricelist_tags: ["lab"]) { id }
+    tight: createAccount(account_tag: "tight", type: PREPAID, balance: "${TIGHT_BALANCE}", carrier_tags_override: ["carrier-b", "carrier-a"], pricelist_tags: ["lab-cheap-b"]) { id }
   }`);
 }
 
@@ -517,6 +532,27 @@ async function checkFailover(lab: Lab): Promise<void> {
 }
 
 /**
+ * 7. The first carrier, the cheapest, answers 503 and the call fails over to a dearer one, where the
+ * proxy cuts it at the granted time: the grant held on every carrier listed, so the prepaid balance
+ * never goes below zero (issue 31, defect 1: it was sized on the first carrier's rate).
+ */
+async function checkFailoverCut(lab: Lab): Promise<void> {
+  const before = await account('tight');
+  const auth = await post(`${service!.agentUrl}/v1/authorization`, { account_tag: 'tight', destination: DESTINATION });
+  const granted = (auth.json as { max_available_units?: number }).max_available_units;
+  const c = await call(lab, 'failover-cut', 'tight', { scenario: 'uac_wait_bye.xml' });
+  expect(c.outcome === 'answered', `check 7: the call of tight was not answered: ${c.refusal}`);
+  expect(invitesSeen(lab.uasB).has(c.callId), 'check 7: carrier B (cheapest, 503) never saw the INVITE');
+  expect(c.cut, 'check 7: the call was not ended by the proxy');
+  const r = (await recordsOf([c.callId])).get(c.callId)!;
+  const after = await settled('tight', before.balance - BigInt(r.fee));
+  log(`  balance ${before.balance}, granted ${granted} s; B answered 503, cut on ${r.carrier_ip} after ${r.duration} s, fee ${r.fee}; balance now ${after.balance}`);
+  expect(r.carrier_ip === `${HOST}:${lab.carrierA}`, `check 7: carrier_ip ${r.carrier_ip}, expected the dearer carrier A ${HOST}:${lab.carrierA}`);
+  expect(after.balance >= 0n, `check 7: the balance is ${after.balance} after a failover call cut at its grant (${granted} s): billed ${r.duration} s at ${RATE_A_DEAR}/min, fee ${r.fee}`);
+  expect(after.running === 0, `check 7: tight still has ${after.running} running entries`);
+}
+
+/**
  * 6. Authorized, then refused by every carrier, or cancelled by the caller while ringing: the reservation
  * is released at once, not when it expires.
  */
@@ -687,6 +723,7 @@ async function main(): Promise<void> {
       ['4. 5 simultaneous calls on an account limited to 2: 3 refused before routing, never more than 2 running', checkConcurrency],
       ['5. a 503 from the first carrier fails over to the second, charged', checkFailover],
       ['6. a call refused by every carrier or cancelled after authorization releases its reservation', checkRollback],
+      ['7. a 503 from the cheapest carrier fails over to a dearer one, cut at the grant: the balance stays >= 0', checkFailoverCut],
     ];
     for (const [name, check] of checks) {
       const t = Date.now();
