@@ -162,6 +162,28 @@ describe('money at the edges of real call flows', () => {
     expect(await balance('redeliver')).toBe(994n);
   });
 
+  it('issue 37, timeline 2: a rollback answered ok leaves nothing charged on any party, and its re-send answers NOT_FOUND', async () => {
+    expect(await run(begin, beginJob('r37', 'child'))).toEqual(ok);
+    expect(await run(end, endJob('r37', 'child', 10))).toEqual(ok);
+    const [childEntry] = (await running('child')).filter((e) => e.transaction_tag === 'r37');
+    const [parentEntry] = (await running('parent')).filter((e) => e.transaction_tag === 'r37');
+    const job = (tag: string, entryId: string): ProcessingJob => ({ account_tag: tag, transaction_tag: 'r37', entry_id: entryId, enqueued_at: new Date().toISOString() });
+    // The parent's processing charges before the rollback; a delivery of it had read the entry first.
+    expect((await processEndedCall(deps, job('parent', parentEntry.id))).outcome).toBe('charged');
+    const parentRecord = (await transactions().findOne({ _id: parentEntry.id }))!;
+    expect(await run(rollback, rollbackJob('r37', 'child'))).toEqual(ok);
+    // The stalled deliveries of both parties' processing wake up after the rollback.
+    for (const [tag, entry, doc] of [['parent', parentEntry, parentRecord], ['child', childEntry, { ...parentRecord, _id: childEntry.id, account_tag: 'child' }]] as const) {
+      await insertRecord(transactions(), { ...doc, state: 'pending' });
+      await reconcile(deps, tag, entry.id);
+    }
+    expect(await transactions().countDocuments({ transaction_tag: 'r37' })).toBe(0);
+    expect([await balance('child'), await balance('parent')]).toEqual([1000n, 1000n]);
+    // Sent again, the rollback finds nothing left to do: the first ok was true.
+    expect(await run(rollback, rollbackJob('r37', 'child'))).toEqual({ ok: false, reason: 'NOT_FOUND' });
+    expect([await balance('child'), await balance('parent')]).toEqual([1000n, 1000n]);
+  });
+
   it('defect 4: an end finding the entries of a begin that was never decided (abandoned) answers NOT_FOUND and charges no party', async () => {
     // A begin that got the caller's entry in but failed before the parent's, and whose agent answered TIMEOUT.
     expect(await run(begin, beginJob('f1', 'child'))).toEqual(ok);
