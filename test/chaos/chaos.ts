@@ -34,13 +34,23 @@ const QUEUE_PREFIX = 'chaos';
 
 // Settings of the agent and workers: short, so that crashes are recovered within the run.
 const AGENT_TIMEOUT_MS = 3000;
+/** The agent answers within AGENT_TIMEOUT_MS + AGENT_ABANDON_MS (docs/AGENT.md, "When an answer comes"). */
+const AGENT_ABANDON_MS = 1500;
 const JOB_LOCK_MS = 2000;
 const LONG_CALL_SCAN_SECONDS = 2;
+/**
+ * Decisions are kept a minute (the least allowed) instead of a day, so that calls longer than their
+ * decisions' lifetime run within the phase (issue 31, defect 3): 'long' calls last 75 s.
+ */
+const OUTCOME_RETENTION_SECONDS = 60;
+const LONG_CALL_SECS = OUTCOME_RETENTION_SECONDS + 15;
 /** The recovery sweep takes over interrupted work this long after its deadline (src/workers/maintenance/recover.ts, takeoverAfterMs). */
 const TAKEOVER_MS = takeoverMs(JOB_LOCK_MS);
-/** A request without an answer by then is "no answer" (outcome unknown). */
-// Beyond the agent's own bound on an answer: its deadline plus up to 10 s to record an abandonment.
-const CLIENT_TIMEOUT_MS = AGENT_TIMEOUT_MS + 15_000;
+/**
+ * A request without an answer by then is "no answer" (outcome unknown), as a proxy's HTTP timeout set
+ * above the agent's bound (docs/SIP.md): a loaded machine gets 2 s more.
+ */
+const CLIENT_TIMEOUT_MS = AGENT_TIMEOUT_MS + AGENT_ABANDON_MS + 2000;
 
 // ============================================================================ options
 
@@ -200,6 +210,8 @@ class Run {
   readonly answers = new Map<string, number>();
   readonly answersByOp = new Map<string, Map<string, number>>();
   readonly faults = new Map<string, number>();
+  /** `rating audit` run during the load (issue 31): how many started, finished, and failed to run. */
+  readonly liveAudits = { started: 0, finished: 0, failed: 0, differences: 0, calls: 0 };
   readonly notes: string[] = [];
   readonly violations: Violation[] = [];
   readonly procs: Proc[] = [];
@@ -508,6 +520,8 @@ async function defineServices(run: Run): Promise<Services> {
     JOB_LOCK_MS: String(JOB_LOCK_MS),
     LONG_CALL_SCAN_SECONDS: String(LONG_CALL_SCAN_SECONDS),
     AGENT_TIMEOUT_MS: String(AGENT_TIMEOUT_MS),
+    AGENT_ABANDON_MS: String(AGENT_ABANDON_MS),
+    OUTCOME_RETENTION_SECONDS: String(OUTCOME_RETENTION_SECONDS),
     RATE_LIMIT_MAX: '0',
     RATING_TOKENS: '',
     ...extra,
@@ -525,7 +539,9 @@ async function defineServices(run: Run): Promise<Services> {
       new Proc(run, {
         name: `worker${i + 1}`,
         command: () => withParentDeathSignal(process.execPath, [path.join(ROOT, 'dist', 'workers', 'main.js')]),
-        env: env({ METRICS_PORT: String(port) }),
+        // The second worker groups processing's commands over 50 ms windows: a redelivered processing
+        // job then races a rollback over a wider gap (issue 31, defect 6).
+        env: env({ METRICS_PORT: String(port), ...(i === 1 ? { PROCESSING_WINDOW_MS: '50', PROCESSING_CONCURRENCY: '64' } : {}) }),
         ready: () => httpReady(port),
         readyTimeoutMs: 30000,
         pino: true,
@@ -542,8 +558,11 @@ interface AccountSeed {
   balance: bigint;
   max: number | null;
   linked: string[];
-  /** 'pl': connect fee 1; 'plp' (parents): connect fee 2. Both 60 per minute in 1 s steps: fee = connect fee + seconds. */
-  pricelist: 'pl' | 'plp';
+  /**
+   * 'pl': connect fee 1; 'plp' (parents): connect fee 2. Both 60 per minute in 1 s steps: fee = connect
+   * fee + seconds. 'plf' and 'plfp' (the failover accounts) also rate carrier c2, dearer (RATES).
+   */
+  pricelist: Pricelist;
   active: boolean;
 }
 
@@ -559,30 +578,47 @@ const ACCOUNTS: AccountSeed[] = [
   { tag: 'a9', type: 'PREPAID', balance: 50_000n, max: null, linked: ['p2'], pricelist: 'pl', active: true },
   { tag: 'p1', type: 'POSTPAID', balance: 0n, max: 8, linked: [], pricelist: 'plp', active: true },
   { tag: 'p2', type: 'PREPAID', balance: 3_000n, max: null, linked: [], pricelist: 'plp', active: true },
+  // Failover (issue 31, defect 1): authorized, then begun on the dearer carrier c2 and cut at the grant.
+  { tag: 'f1', type: 'PREPAID', balance: 3_000n, max: null, linked: [], pricelist: 'plf', active: true },
+  { tag: 'f2', type: 'PREPAID', balance: 100_000n, max: null, linked: ['fp'], pricelist: 'plf', active: true },
+  { tag: 'fp', type: 'PREPAID', balance: 3_000n, max: null, linked: [], pricelist: 'plfp', active: true },
 ];
+const FAILOVER_CALLERS = ['f1', 'f2'] as const;
 const CALLERS = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a9'];
 /** Two callers under one parent: the same tag on both is two calls for the parent. */
 const TWINS = ['a1', 'a5'] as const;
-const CONNECT_FEE = { pl: 1n, plp: 2n } as const;
+type Pricelist = 'pl' | 'plp' | 'plf' | 'plfp';
+type CarrierTag = 'c1' | 'c2';
+/** Connect fee and price per second of each pricelist on each carrier (all in 1 s steps). */
+const RATES: Record<Pricelist, Partial<Record<CarrierTag, { connect: bigint; perSecond: bigint }>>> = {
+  pl: { c1: { connect: 1n, perSecond: 1n } },
+  plp: { c1: { connect: 2n, perSecond: 1n } },
+  plf: { c1: { connect: 1n, perSecond: 1n }, c2: { connect: 1n, perSecond: 4n } },
+  plfp: { c1: { connect: 2n, perSecond: 1n }, c2: { connect: 2n, perSecond: 10n } },
+};
+/** Carrier c2's address, as a proxy names the carrier that answered (`carrier_ip`). */
+const C2_ADDRESS = 'c2.example.net:5060';
 const seedOf = new Map(ACCOUNTS.map((a) => [a.tag, a]));
 
 function partiesOf(caller: string): string[] {
   return [caller, ...(seedOf.get(caller)?.linked ?? [])];
 }
 
-function feeOf(party: string, secs: number): bigint {
+function feeOf(party: string, secs: number, carrierTag: CarrierTag = 'c1'): bigint {
   const seed = seedOf.get(party);
-  return seed ? CONNECT_FEE[seed.pricelist] + BigInt(secs) : 0n;
+  const terms = seed ? (RATES[seed.pricelist][carrierTag] ?? RATES[seed.pricelist].c1!) : undefined;
+  return terms ? terms.connect + terms.perSecond * BigInt(secs) : 0n;
 }
 
 async function seedData(mongo: Mongo): Promise<void> {
   const c = mongo.collections;
-  await c.carriers.insertOne(carrier('c1'));
-  await c.pricelists.insertMany([pricelist('pl'), pricelist('plp')]);
-  await c.rates.insertMany([
-    rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1, interval_start: 0 }),
-    rate('plp', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 2, interval_start: 0 }),
-  ]);
+  await c.carriers.insertMany([carrier('c1'), carrier('c2')]);
+  await c.pricelists.insertMany((Object.keys(RATES) as Pricelist[]).map((tag) => pricelist(tag)));
+  await c.rates.insertMany(
+    Object.entries(RATES).flatMap(([pl, byCarrier]) =>
+      Object.entries(byCarrier).map(([carrierTag, terms]) => rate(pl, carrierTag, '39', { rate: Number(terms.perSecond) * 60, rate_increment: 1, connect_fee: Number(terms.connect), interval_start: 0 })),
+    ),
+  );
   await c.accounts.insertMany(
     ACCOUNTS.map((a) =>
       account(a.tag, { type: a.type, balance: a.balance, max_concurrent_transactions: a.max, linked_accounts: a.linked, pricelist_tags: [a.pricelist], active: a.active }),
@@ -660,6 +696,8 @@ class Call {
   /** The use of the same tag before this one (rolled back). */
   previous: Call | undefined;
   readonly t0: number;
+  /** The carrier the call went out on: c2 is a failover call's (named in begin as `carrier_ip`). */
+  readonly carrier: CarrierTag;
 
   constructor(
     readonly caller: string,
@@ -668,9 +706,15 @@ class Call {
     readonly scenario: string,
     readonly destination: string,
     readonly secs: number,
+    opts: { t0?: number; carrier?: CarrierTag } = {},
   ) {
     // Calls begin a minute ago and ended before they are reported, as a switch reports them.
-    this.t0 = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    this.t0 = opts.t0 ?? Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    this.carrier = opts.carrier ?? 'c1';
+  }
+
+  fee(party: string): bigint {
+    return feeOf(party, this.secs, this.carrier);
   }
 
   get key(): string {
@@ -696,7 +740,14 @@ class Call {
   }
 
   beginBody() {
-    return { transaction_tag: this.tag, account_tag: this.caller, source: `1000${this.caller}`, destination: this.destination, timestamp_begin: new Date(this.t0).toISOString() };
+    return {
+      transaction_tag: this.tag,
+      account_tag: this.caller,
+      source: `1000${this.caller}`,
+      destination: this.destination,
+      timestamp_begin: new Date(this.t0).toISOString(),
+      ...(this.carrier === 'c2' ? { carrier_ip: C2_ADDRESS } : {}),
+    };
   }
 
   endBody() {
@@ -726,9 +777,15 @@ class Client {
   }
 
   async loop(): Promise<void> {
+    // Client 2 first holds calls longer than their decisions live (issue 31, defect 3), when the phase allows.
+    if (this.id === 2 && this.run.options.seconds >= LONG_CALL_SECS + 10) {
+      await Promise.all(['a7', 'a1'].map((caller) => this.beginEnd(this.newCall('long', caller, { t0: Date.now(), secs: LONG_CALL_SECS }), 'none')));
+    }
     while (!this.run.stopFaults.signal.aborted && !this.run.hardStop.signal.aborted) {
       try {
-        await this.scenario();
+        // Client 1 alone places the failover calls: one at a time, so each grant is the whole promise.
+        if (this.id === 1 && this.rng() < 0.4) await this.failover(pick(this.rng, FAILOVER_CALLERS));
+        else await this.scenario();
       } catch (err) {
         this.run.note(`client ${this.id}: ${errorText(err)}`);
       }
@@ -736,9 +793,9 @@ class Client {
     }
   }
 
-  private newCall(scenario: string, caller: string, opts: { tag?: string; incarnation?: number; destination?: string } = {}): Call {
+  private newCall(scenario: string, caller: string, opts: { tag?: string; incarnation?: number; destination?: string; secs?: number; t0?: number; carrier?: CarrierTag } = {}): Call {
     const destination = opts.destination ?? `39${between(this.rng, 100000, 999999)}`;
-    const call = new Call(caller, opts.tag ?? `c${this.id}-${++this.serial}`, opts.incarnation ?? 1, scenario, destination, between(this.rng, 1, 40));
+    const call = new Call(caller, opts.tag ?? `c${this.id}-${++this.serial}`, opts.incarnation ?? 1, scenario, destination, opts.secs ?? between(this.rng, 1, 40), { t0: opts.t0, carrier: opts.carrier });
     this.calls.push(call);
     return call;
   }
@@ -746,6 +803,10 @@ class Client {
   private async scenario(): Promise<void> {
     const r = this.rng();
     const caller = pick(this.rng, CALLERS);
+    if (r < 0.06) {
+      await this.lateBegin(this.newCall('late-begin', caller));
+      return;
+    }
     if (r < 0.4) {
       await this.beginEnd(this.newCall('begin-end', caller), 'none');
       return;
@@ -790,7 +851,7 @@ class Client {
   private async beginEnd(call: Call, rollback: 'none' | 'running' | 'ended'): Promise<Call> {
     // Half the calls are authorized with their tag first, as a SIP proxy does (issue 11), so the begin
     // takes over a reservation under the same faults. The answer decides nothing here: begin follows.
-    if (this.rng() < 0.5) await this.authorizeFirst(call);
+    if (call.scenario !== 'failover' && this.rng() < 0.5) await this.authorizeFirst(call);
     const b = await this.runOp('begin', call.beginBody(), START_POLICY);
     call.note('begin', b);
     if (b.verdict === 'unknown') {
@@ -807,7 +868,9 @@ class Client {
       return call;
     }
     call.set('running', b.inferred ? 'begin inferred from DUPLICATE_TRANSACTION after a lost answer' : 'begin acknowledged', !b.inferred);
-    await sleep(between(this.rng, 0, 1500));
+    // A long call ends when it ends (its timestamp_end is then), whatever the faults.
+    if (call.scenario === 'long') await sleep(Math.max(0, call.t0 + call.secs * 1000 - Date.now()), this.run.hardStop.signal);
+    else await sleep(between(this.rng, 0, 1500));
     if (rollback === 'running') {
       await this.rollback(call);
       if (call.expect !== 'running') return call;
@@ -866,6 +929,88 @@ class Client {
       await this.rollback(call);
     }
     return call;
+  }
+
+  /**
+   * A proxy failing over to a dearer carrier (issue 31, defect 1; docs/SIP.md, "Failover"): authorized
+   * on the caller's carriers, the call is begun on c2 (as if c1 had answered 503) and, a third of the
+   * time, cut at the grant a second late (the proxy's 1 s timer). Placed one at a time (client 1 only),
+   * so the prepaid parties must never end below zero (check 5).
+   */
+  private async failover(caller: (typeof FAILOVER_CALLERS)[number]): Promise<void> {
+    const tag = `fo${this.id}-${++this.serial}`;
+    bump(this.run.sent, 'authorization');
+    let units = 0;
+    let onC2 = false;
+    let kind: string;
+    try {
+      const response = await fetch(`${this.agentUrl}/v1/authorization`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ transaction_tag: tag, account_tag: caller, destination: '39555000' }),
+        signal: AbortSignal.any([this.run.hardStop.signal, AbortSignal.timeout(CLIENT_TIMEOUT_MS)]),
+      });
+      const answer = (await response.json().catch(() => null)) as { authorized?: boolean; unauthorized_reason?: string; max_available_units?: number; carriers?: string[] } | null;
+      kind = response.status !== 200 ? `HTTP_${response.status}` : answer?.authorized ? 'authorized' : (answer?.unauthorized_reason ?? 'unreadable');
+      if (answer?.authorized) {
+        units = answer.max_available_units ?? 0;
+        // c2 is left out of the list once a party cannot pay a second there: the proxy then uses c1.
+        onC2 = answer.carriers?.some((c) => c.endsWith(C2_ADDRESS)) ?? false;
+      }
+    } catch (err) {
+      kind = fetchFailure(err).kind;
+    }
+    const byOp = this.run.answersByOp.get('authorization') ?? new Map<string, number>();
+    this.run.answersByOp.set('authorization', byOp);
+    bump(byOp, kind);
+    if (units <= 0) return;
+    const secs = this.rng() < 0.34 ? units + 1 : Math.min(units, between(this.rng, 1, 20));
+    const call = this.newCall('failover', caller, { tag, destination: '39555000', secs, t0: Math.floor(Date.now() / 1000) * 1000 - secs * 1000, carrier: onC2 ? 'c2' : 'c1' });
+    await this.beginEnd(call, 'none');
+  }
+
+  /**
+   * A proxy whose HTTP timeout is shorter than the agent's bound (issue 31, defect 7): the begin's
+   * answer comes too late or not at all, so at hangup (after the agent's bound has passed) it falls
+   * back as docs/SIP.md says: end first, and record the whole call only if end finds no call.
+   */
+  private async lateBegin(call: Call): Promise<void> {
+    const sentAt = Date.now();
+    const b = await this.post('begin', call.beginBody(), between(this.rng, 20, 400));
+    call.note('begin', { verdict: 'unknown', inferred: false, final: b.kind, firstDelivered: true, answers: [b.kind] });
+    if (b.effect === 'refused' && b.kind !== 'DUPLICATE_TRANSACTION') {
+      call.set('absent', `begin answered ${b.kind}`);
+      return;
+    }
+    // Hangup comes after the agent has answered or given up (its bound), as with a proxy's 7 s timeout.
+    await sleep(Math.max(0, sentAt + AGENT_TIMEOUT_MS + AGENT_ABANDON_MS + 500 - Date.now()), this.run.hardStop.signal);
+    for (let round = 0; round < 2; round++) {
+      const e = await this.runOp('end', call.endBody(), FINISH_POLICY);
+      call.note('end', e);
+      if (e.verdict === 'happened' && !e.inferred) {
+        if (b.effect === 'transient' && round === 0) {
+          this.run.violation('answers', `${call.label}: begin answered ${b.kind} ("did not happen"), yet its end found the call running (${call.history})`);
+        }
+        call.set('charged', 'end acknowledged after a begin answered late', true);
+        return;
+      }
+      if (e.verdict !== 'not-happened' || e.final !== 'NOT_FOUND') {
+        call.set('unknown', `fallback end answered ${e.final}`);
+        return;
+      }
+      const r = await this.runOp('record', call.recordBody(), FINISH_POLICY);
+      call.note('record', r);
+      if (r.verdict === 'happened') {
+        call.set('charged', r.inferred ? 'fallback record inferred from DUPLICATE_TRANSACTION after a lost answer' : 'recorded after end found no call', !r.inferred);
+        return;
+      }
+      // DUPLICATE_TRANSACTION: the late begin stood after all (it ran between the two); end it.
+      if (r.verdict === 'unknown' || r.final !== 'DUPLICATE_TRANSACTION') {
+        call.set('unknown', `fallback record answered ${r.final}`);
+        return;
+      }
+    }
+    call.set('unknown', 'fallback did not settle in two rounds');
   }
 
   /** Rolls back a running or charged call; the call's expectation follows the answer. */
@@ -964,7 +1109,7 @@ class Client {
     bump(byOp, kind);
   }
 
-  private async post(op: Op, body: Record<string, unknown>): Promise<Answer> {
+  private async post(op: Op, body: Record<string, unknown>, timeoutMs = CLIENT_TIMEOUT_MS): Promise<Answer> {
     bump(this.run.sent, op);
     let answer: Answer;
     try {
@@ -972,7 +1117,7 @@ class Client {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
-        signal: AbortSignal.any([this.run.hardStop.signal, AbortSignal.timeout(CLIENT_TIMEOUT_MS)]),
+        signal: AbortSignal.any([this.run.hardStop.signal, AbortSignal.timeout(timeoutMs)]),
       });
       const text = await response.text();
       if (response.status === 200) {
@@ -1002,6 +1147,8 @@ function parseAnswer(text: string): Answer {
   }
   if (parsed.ok === true) return { kind: 'ok', effect: 'ok' };
   if (parsed.ok === false && typeof parsed.reason === 'string') {
+    // The agent could not learn or record the fate: like a lost answer, sent again to learn it.
+    if (parsed.reason === 'OUTCOME_UNKNOWN') return { kind: parsed.reason, effect: 'unknown' };
     return { kind: parsed.reason, effect: TRANSIENT.has(parsed.reason) ? 'transient' : 'refused' };
   }
   return { kind: 'BAD_BODY', effect: 'unknown', detail: text.slice(0, 200) };
@@ -1032,6 +1179,38 @@ async function faultLoop(run: Run, name: string, firstMs: number, everyMs: [numb
       run.note(`fault ${name}: ${errorText(err).split('\n')[0]}`);
     }
     at = Date.now() - run.phaseStart + between(rng, everyMs[0], everyMs[1]);
+  }
+}
+
+/**
+ * `rating audit` during the load (issue 31): every 8-12 s on a connection of its own, while workers,
+ * the agent, Redis and MongoDB are killed. It must never report a difference or a call problem (the
+ * call check looks again after the recovery sweep's takeover time); a run that cannot reach MongoDB is
+ * counted, not a violation.
+ */
+async function liveAudits(run: Run, mongoUrl: string): Promise<void> {
+  let mongo: Mongo | undefined;
+  const rng = seededRng(run.options.seed * 7 + 3);
+  try {
+    while (!run.stopFaults.signal.aborted) {
+      await sleep(between(rng, 8000, 12_000), run.stopFaults.signal);
+      if (run.stopFaults.signal.aborted) break;
+      run.liveAudits.started += 1;
+      try {
+        mongo ??= await withTimeout(connectMongo(mongoUrl, MONGO_DB), 15_000, 'audit connection');
+        const report = await withTimeout(auditLedger(mongo.collections, { recheckPauseMs: TAKEOVER_MS + AGENT_TIMEOUT_MS }), 90_000, 'audit during the load');
+        run.liveAudits.finished += 1;
+        run.liveAudits.differences += report.differences.length;
+        run.liveAudits.calls += report.calls.length;
+        for (const d of report.differences) run.violation('1 audit (during the load)', `${d.account_tag}: balance off by ${d.balance_difference}, records off by ${d.records_difference}`);
+        for (const c of report.calls) run.violation('1 audit (during the load)', `${c.account_tag}/${c.transaction_tag}: ${c.problem}`);
+      } catch (err) {
+        run.liveAudits.failed += 1;
+        run.note(`audit during the load could not run: ${errorText(err).split('\n')[0]}`);
+      }
+    }
+  } finally {
+    await mongo?.close().catch(() => undefined);
   }
 }
 
@@ -1190,6 +1369,9 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
   for (const d of audit.differences) {
     run.violation('1 audit', `${d.account_tag}: balance off by ${d.balance_difference}, records off by ${d.records_difference}`);
   }
+  for (const c of audit.calls) {
+    run.violation('1 audit', `${c.account_tag}/${c.transaction_tag}: ${c.problem}${c.record_id ? ` (record ${c.record_id})` : ''}${c.entry_id ? ` (entry ${c.entry_id})` : ''}`);
+  }
 
   const finals = new Map<string, Call>();
   for (const call of calls) finals.set(call.key, call);
@@ -1234,7 +1416,7 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
       case 'charged': {
         counts.charged += 1;
         for (const party of parties) {
-          const fee = feeOf(party, call.secs);
+          const fee = call.fee(party);
           add(low, party, fee);
           add(high, party, fee);
           const mine = recs.filter((r) => r.account_tag === party);
@@ -1282,7 +1464,7 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
         if (entries.length > 0) counts.unknownLeft.running += 1;
         else if (recs.length > 0) counts.unknownLeft.recorded += 1;
         else counts.unknownLeft.nothing += 1;
-        for (const party of parties) add(high, party, feeOf(party, call.secs));
+        for (const party of parties) add(high, party, call.fee(party));
         for (const e of entries.filter((x) => !x.inProgress)) {
           run.violation('4 ended', `${call.label}: ${e.account} still holds an ended, unprocessed entry (outcome unknown to the client: ${explain(call)})`);
         }
@@ -1306,6 +1488,11 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
     const fees = records.filter((r) => r.account_tag === a.account_tag && r.state === 'charged').reduce((s, r) => s + r.fee, 0n);
     if (a.balance !== opening - fees) {
       run.violation('2 acknowledged', `${a.account_tag}: balance ${a.balance}, but opening ${opening} - fees of its charged records ${fees} = ${opening - fees}`);
+    }
+    // Failover calls are cut at a grant that must hold on the dearer carrier, for every party.
+    const failoverParty = ['f1', 'f2', 'fp'].includes(a.account_tag);
+    if (failoverParty && a.balance < 0n) {
+      run.violation('5 no overdraft', `${a.account_tag}: prepaid balance ${a.balance} after failover calls cut at their grant (one at a time)`);
     }
     const debited = opening - a.balance;
     const min = low.get(a.account_tag) ?? 0n;
@@ -1361,7 +1548,9 @@ function printReport(run: Run, calls: Call[], counts: CheckCounts | undefined, a
         (settled.lastError ? `; last error: ${settled.lastError}` : ''),
     );
   }
-  if (audit) line(`audit: ${audit.accounts} accounts, ${audit.ledger_entries} ledger entries, ${audit.records} records, ${audit.pending_markers} markers, ${audit.records_in_flight} in flight, ${audit.differences.length} differences`);
+  const la = run.liveAudits;
+  line(`audits during the load: ${la.started} started, ${la.finished} finished (${la.failed} could not reach MongoDB): ${la.differences} differences, ${la.calls} call problems`);
+  if (audit) line(`audit: ${audit.accounts} accounts, ${audit.ledger_entries} ledger entries, ${audit.records} records, ${audit.pending_markers} markers, ${audit.records_in_flight} in flight, ${audit.differences.length} differences, ${audit.calls.length} call problems`);
   if (counts) {
     line(`checked calls: ${counts.charged} charged (check 2, 4), ${counts.absent} leaving nothing (check 3), ${counts.running} still running (end timed out), ${counts.unknown} of unknown outcome (audit only: ${counts.unknownLeft.running} left running, ${counts.unknownLeft.recorded} recorded, ${counts.unknownLeft.nothing} left nothing); reservations still held ${counts.reservations}`);
   }
@@ -1407,10 +1596,12 @@ async function chaos(run: Run): Promise<number> {
   try {
     const clients = Array.from({ length: o.clients }, (_, i) => new Client(run, i + 1, s.agentUrl, calls).loop());
     const faults = runFaults(run, s);
+    const audits = liveAudits(run, s.mongoUrl);
     await sleep(o.seconds * 1000, run.hardStop.signal);
     run.stopFaults.abort();
     run.phase = 'settling';
     await faults;
+    await audits;
     // Everything up again before the clients finish their calls.
     await withTimeout(Promise.all(run.procs.map((p) => p.ensureUp())), 120_000, 'restarting every process after the faults');
     const clientsDone = Promise.all(clients);
