@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { OperationResult, TransactionJob } from '../../src/shared/queues/payloads';
+import type { OperationResult, TransactionJob } from '../../src/shared/calls';
 import { createQueues } from '../../src/shared/queues/queues';
 import { ReplyInbox, request } from '../../src/shared/queues/replies';
 import { createRedis } from '../../src/shared/redis';

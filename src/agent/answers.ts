@@ -1,6 +1,5 @@
-import type { AuthorizationJob, AuthorizationResult, OperationResult } from '../shared/queues/payloads';
+import { type AuthorizationJob, type AuthorizationResult, type BadInputReason, type OperationResult, type Reason, Reasons } from '../shared/calls';
 import type { JsonSchema } from '../shared/validation/fields';
-import type { RecordItemResult } from './record-batch';
 
 /**
  * What the agent answers, in the shape of Canyan's agent (DESIGN.md section 9): the worker's result
@@ -9,10 +8,18 @@ import type { RecordItemResult } from './record-batch';
  * (rest/openapi.ts).
  */
 
-export interface OperationAnswer extends OperationResult {
+/** One item's answer in recordTransactions: ok, a reason of the contract, or bad input naming the field. */
+export interface RecordItemResult {
+  index: number;
+  transaction_tag: string | null;
+  ok: boolean;
+  reason: Reason | BadInputReason | null;
+}
+
+export type OperationAnswer = OperationResult & {
   transaction_tag: string;
   account_tag: string;
-}
+};
 
 export interface AuthorizationAnswer extends Omit<AuthorizationResult, 'unauthorized_account_tag'> {
   transaction_tag: string | null;
@@ -72,7 +79,7 @@ export const recordItemAnswerFields: Record<keyof RecordItemResult, AnswerField>
 
 /** The answer to begin, end, record or rollback: the worker's result and the call it is about. */
 export function operationAnswer(job: { transaction_tag: string; account_tag: string }, result: OperationResult): OperationAnswer {
-  return { ok: result.ok, reason: result.reason, transaction_tag: job.transaction_tag, account_tag: job.account_tag };
+  return { ...result, transaction_tag: job.transaction_tag, account_tag: job.account_tag };
 }
 
 export function authorizationAnswer(job: AuthorizationJob, result: AuthorizationResult): AuthorizationAnswer {
@@ -86,7 +93,7 @@ export function authorizationAnswer(job: AuthorizationJob, result: Authorization
     account_tag: job.account_tag,
     destination_account_tag: job.destination_account_tag,
     // A boolean, as Canyan's agent answers it, so its typed clients read it unchanged.
-    authorized_destination: result.authorized ? true : result.unauthorized_reason === 'UNREACHABLE_DESTINATION' ? false : null,
+    authorized_destination: result.authorized ? true : result.unauthorized_reason === Reasons.UNREACHABLE_DESTINATION ? false : null,
     // A worker of an older version does not set it: null, not a missing member, in the JSON answer.
     unauthorized_account_tag: result.unauthorized_account_tag ?? null,
   };

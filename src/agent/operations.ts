@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../shared/context';
-import type { AuthorizationResult, OperationResult, TransactionJob } from '../shared/queues/payloads';
-import { decideAbandonedWithin } from '../shared/outcomes';
+import { type AuthorizationResult, decideAbandonedWithin, notAuthorized, type OperationResult, Reasons, refused, type TransactionJob } from '../shared/calls';
 import { ReplyTimeout, request, type ReplyInbox } from '../shared/queues/replies';
 import { authorizationAnswer, operationAnswer, type AuthorizationAnswer, type OperationAnswer } from './answers';
 import type { Input } from '../shared/validation/fields';
-import { validate, type OperationName } from '../shared/validation/operations';
+import { validate, type OperationName } from '../shared/calls/operations';
 
 export type { Input } from '../shared/validation/fields';
-export { validate, type OperationName } from '../shared/validation/operations';
+export { validate, type OperationName } from '../shared/calls/operations';
 
 /**
  * How long the agent, its wait over, may spend learning or recording an operation's fate
@@ -105,7 +104,7 @@ export class AgentOperations {
     const job = validate[op](input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
     const result = await this.submit<OperationResult>(
       job,
-      { timedOut: { ok: false, reason: 'TIMEOUT' }, unavailable: { ok: false, reason: 'UNAVAILABLE' }, unknown: { ok: false, reason: 'OUTCOME_UNKNOWN' } },
+      { timedOut: refused(Reasons.TIMEOUT), unavailable: refused(Reasons.UNAVAILABLE), unknown: refused(Reasons.OUTCOME_UNKNOWN) },
       (jobId, ms) => this.abandon(job, jobId, ms),
     );
     return operationAnswer(job, result);
@@ -114,7 +113,8 @@ export class AgentOperations {
   async authorization(input: Input): Promise<AuthorizationAnswer> {
     const now = new Date();
     const job = validate.authorization(input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
-    const refused = (reason: string): AuthorizationResult => ({ authorized: false, unauthorized_reason: reason, max_available_units: 0, balance: null, carriers: [], unauthorized_account_tag: null });
-    return authorizationAnswer(job, await this.submit<AuthorizationResult>(job, { timedOut: refused('TIMEOUT'), unavailable: refused('UNAVAILABLE'), unknown: refused('UNAVAILABLE') }));
+    // Authorization is never recorded: an unknown outcome is UNAVAILABLE (a late worker releases what it reserved).
+    const engine = { timedOut: notAuthorized(Reasons.TIMEOUT), unavailable: notAuthorized(Reasons.UNAVAILABLE), unknown: notAuthorized(Reasons.UNAVAILABLE) };
+    return authorizationAnswer(job, await this.submit<AuthorizationResult>(job, engine));
   }
 }

@@ -6,19 +6,16 @@ import { QueueNames } from '../shared/queues/names';
 import type { ImportBatchResult, ImportLine } from '../shared/queues/payloads';
 import { bullmqPrefix, createQueueEvents } from '../shared/queues/queues';
 import { finishedBatch, importBatchId } from '../shared/ledger';
-import { decideAbandonedWithin } from '../shared/outcomes';
+import { decideAbandonedWithin } from '../shared/calls/decisions';
 import { abandonWriteMs, type Input } from './operations';
+import type { RecordItemResult } from './answers';
 import { validateRecordLine } from '../shared/imports/validate-record';
+import { type Reason, Reasons } from '../shared/calls';
 
 /** Moved to src/shared/imports (the CLI and the management API's uploads use it too); re-exported for the agent's callers. */
 export { validateRecordLine };
 
-export interface RecordItemResult {
-  index: number;
-  transaction_tag: string | null;
-  ok: boolean;
-  reason: string | null;
-}
+export type { RecordItemResult } from './answers';
 
 /**
  * recordTransactions: up to RECORD_BATCH_MAX calls in one request. Each item is validated on its own
@@ -67,25 +64,25 @@ export class RecordBatchService {
     const importId = `api-${randomUUID()}`;
     const batchId = importBatchId(importId, 0);
     let outcome: ImportBatchResult | null = null;
-    let failure = 'TIMEOUT';
+    let failure: Reason = Reasons.TIMEOUT;
     try {
       const job = await this.ctx.queues.imports.add('record-batch', { import_id: importId, batch: 0, lines, deadline }, { jobId: batchId });
       outcome = (await job.waitUntilFinished(this.events, deadline - Date.now())) as ImportBatchResult;
     } catch (err) {
       if (!/timed out/i.test((err as Error).message ?? '')) {
         this.ctx.logger.warn({ err, batch: batchId }, 'recordTransactions batch failed: answered UNAVAILABLE');
-        failure = 'UNAVAILABLE';
+        failure = Reasons.UNAVAILABLE;
       }
       outcome = await this.abandon(batchId).catch((abandonErr: unknown) => {
         this.ctx.logger.error({ err: abandonErr, batch: batchId }, 'could not record the batch abandoned: answered OUTCOME_UNKNOWN; the worker or the recovery sweep settles it');
-        failure = 'OUTCOME_UNKNOWN';
+        failure = Reasons.OUTCOME_UNKNOWN;
         return null;
       });
     }
     const refused = new Map((outcome?.refused ?? []).map((r) => [r.line, r.reason]));
     const duplicates = new Set(outcome?.duplicate_lines ?? []);
     for (const { line } of lines) {
-      const reason = !outcome ? failure : (refused.get(line) ?? (duplicates.has(line) ? 'DUPLICATE_TRANSACTION' : null));
+      const reason = !outcome ? failure : (refused.get(line) ?? (duplicates.has(line) ? Reasons.DUPLICATE_TRANSACTION : null));
       results[line] = { ...results[line], ok: reason === null, reason };
     }
     return results;

@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter, type OptionalUnlessRequiredId, type UpdateFilter } from 'mongodb';
-import { bulkRefusals, isDuplicateKeyError } from './mongo';
+import { bulkRefusals, isDuplicateKeyError } from './mongo-errors';
 
 /**
  * Group commit for the call path (issue 12): concurrent, independent single-document commands on one

@@ -1,8 +1,8 @@
-import { Collection, Db, MongoBulkWriteError, MongoClient, type WriteError } from 'mongodb';
+import { Collection, Db, MongoClient } from 'mongodb';
 import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, RecordState, TransactionDoc } from './domain/types';
 import type { ImportBatchDoc } from './ledger/batches';
 import type { LedgerEntryDoc } from './ledger/model';
-import type { OutcomeDoc } from './outcomes';
+import type { OutcomeDoc } from './calls/decisions';
 import { installMongoWriteGuard } from './mongo-write-guard';
 
 export interface Collections {
@@ -174,21 +174,4 @@ export async function pingMongo(mongo: Mongo): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-export function isDuplicateKeyError(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
-}
-
-/**
- * The per-document refusals of an unordered bulk write (insertMany, bulkWrite with ordered: false): the
- * writes not named in them were applied. Rethrows anything else: the driver also wraps a failure of the
- * whole command (connection lost, server unreachable) in MongoBulkWriteError, with no refusals, and
- * then no write's fate is known.
- */
-export function bulkRefusals(err: unknown): WriteError[] {
-  if (!(err instanceof MongoBulkWriteError)) throw err;
-  const refusals = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-  if (refusals.length === 0) throw err;
-  return refusals;
 }

@@ -2,7 +2,7 @@ import type { SchemaModule } from '../../shared/http/graphql';
 import { authorizationAnswerFields, operationAnswerFields, answerTypes, type AnswerField } from '../answers';
 import { kinds, type FieldTable } from '../../shared/validation/fields';
 import type { AgentOperations, Input } from '../operations';
-import { operationFields } from '../../shared/validation/operations';
+import { operationFields } from '../../shared/calls/operations';
 
 /** A GraphQL string literal: JSON's escapes are GraphQL's. */
 const describe = (text: string): string => JSON.stringify(text);

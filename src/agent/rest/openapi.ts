@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { serviceVersion } from '../../shared/version';
 import { answerTypes, authorizationAnswerFields, operationAnswerFields, recordItemAnswerFields, type AnswerField } from '../answers';
 import { kinds, type FieldTable, type JsonSchema } from '../../shared/validation/fields';
-import { operationFields, type OperationKey } from '../../shared/validation/operations';
+import { operationFields, type OperationKey } from '../../shared/calls/operations';
 import { RECORD_BATCH_PATH } from './record-batch';
 import { restPaths } from './v1';
 

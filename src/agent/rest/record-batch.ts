@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../shared/context';
 import { ServiceError } from '../../shared/errors';
 import { closeRecordBatchService, recordBatchService } from '../record-batch';
+import { ErrorCodes } from '../../shared/errors';
 
 export const RECORD_BATCH_PATH = '/v1/record_transactions';
 
@@ -15,9 +16,9 @@ export const recordBatchRest: FastifyPluginAsync<{ ctx: AppContext }> = async (a
       return reply.code(400).send({ error: { code: err.code, message: err.message, ...err.details } });
     }
     const status = (err as { statusCode?: number }).statusCode;
-    if (status && status < 500) return reply.code(status).send({ error: { code: 'BAD_USER_INPUT', message: err.message } });
+    if (status && status < 500) return reply.code(status).send({ error: { code: ErrorCodes.BAD_USER_INPUT, message: err.message } });
     request.log.error({ err }, 'record_transactions failed');
-    return reply.code(500).send({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+    return reply.code(500).send({ error: { code: ErrorCodes.INTERNAL_ERROR, message: 'internal error' } });
   });
   app.addHook('onClose', () => closeRecordBatchService(ctx));
   app.post(RECORD_BATCH_PATH, async (request) => {

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../../shared/errors';
 import type { AgentOperations, Input, OperationName } from '../operations';
-import type { OperationKey } from '../../shared/validation/operations';
+import type { OperationKey } from '../../shared/calls/operations';
+import { ErrorCodes } from '../../shared/errors';
 
 /** Each operation's path; the OpenAPI document (rest/openapi.ts) reads the same table. */
 export const restPaths: Record<OperationKey, string> = {
@@ -23,10 +24,10 @@ export const restV1: FastifyPluginAsync<{ operations: AgentOperations }> = async
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status && status < 500) {
-      return reply.code(status).send({ error: { code: 'BAD_USER_INPUT', message: err.message } });
+      return reply.code(status).send({ error: { code: ErrorCodes.BAD_USER_INPUT, message: err.message } });
     }
     request.log.error({ err }, 'agent REST operation failed');
-    return reply.code(500).send({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+    return reply.code(500).send({ error: { code: ErrorCodes.INTERNAL_ERROR, message: 'internal error' } });
   });
   const body = (request: { body: unknown }): Input => {
     if (typeof request.body !== 'object' || request.body === null || Array.isArray(request.body)) {

@@ -4,7 +4,8 @@ import { applyAt, closeAccount, opIds, settle, type LedgerOp } from '../../share
 import type { Config } from '../../shared/config';
 import { badInput } from '../../shared/errors';
 import type { AccountDoc, AccountType } from '../../shared/domain/types';
-import { isDuplicateKeyError, type Collections } from '../../shared/mongo';
+import { type Collections } from '../../shared/mongo';
+import { isDuplicateKeyError } from '../../shared/mongo-errors';
 import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';

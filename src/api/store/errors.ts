@@ -1,5 +1,5 @@
 import { ErrorCodes, ServiceError } from '../../shared/errors';
-import { isDuplicateKeyError } from '../../shared/mongo';
+import { isDuplicateKeyError } from '../../shared/mongo-errors';
 
 export const notFound = (what: string) => new ServiceError(ErrorCodes.NOT_FOUND, `${what} not found`);
 

@@ -1,10 +1,11 @@
 import type { AppContext } from '../context';
 import type { RunningTransaction } from '../domain/types';
+import { type Reason, Reasons } from '../calls';
 import { enqueueAlert } from './enqueue';
 import { AlertRecipient, recipientOf } from './recipients';
 
 /** Refusal reasons worth telling the account about (DESIGN.md section 6); others are the caller's mistakes. */
-export const ALERTED_REFUSALS = ['BALANCE_INSUFFICIENT', 'TOO_MANY_RUNNING_TRANSACTIONS'] as const;
+export const ALERTED_REFUSALS: ReadonlySet<Reason> = new Set([Reasons.BALANCE_INSUFFICIENT, Reasons.TOO_MANY_RUNNING_TRANSACTIONS]);
 
 /** A transaction-scoped condition is remembered this long: in practice, once per call. */
 const ONCE_PER_CALL_SECONDS = 7 * 86400;
@@ -17,10 +18,10 @@ const ONCE_PER_CALL_SECONDS = 7 * 86400;
 export async function refusalAlert(
   ctx: AppContext,
   account: AlertRecipient,
-  call: { transaction_tag: string | null; destination: string | null; reason: string },
+  call: { transaction_tag: string | null; destination: string | null; reason: Reason },
 ): Promise<void> {
-  if (!(ALERTED_REFUSALS as readonly string[]).includes(call.reason)) return;
-  const what = call.reason === 'BALANCE_INSUFFICIENT' ? 'the balance is insufficient' : 'too many calls are running';
+  if (!ALERTED_REFUSALS.has(call.reason)) return;
+  const what = call.reason === Reasons.BALANCE_INSUFFICIENT ? 'the balance is insufficient' : 'too many calls are running';
   await enqueueAlert(
     ctx,
     {

@@ -1,6 +1,6 @@
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import type { MercuriusContext } from 'mercurius';
-import { ErrorCodes, ServiceError } from '../errors';
+import { ErrorCodes, HTTP_STATUS_OF_CODE, RequestErrorCodes, ServiceError } from '../errors';
 
 /**
  * Turns what Mercurius hands over (resolver errors, and request errors: syntax, validation,
@@ -18,27 +18,9 @@ import { ErrorCodes, ServiceError } from '../errors';
  * - Anything else is INTERNAL_ERROR with a generic message; the real error goes to the log only.
  */
 
-/** Codes of requests GraphQL could not run at all (never raised by resolvers). */
-export const RequestErrorCodes = {
-  GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
-  GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
-  BAD_REQUEST: 'BAD_REQUEST',
-} as const;
-
 const INTERNAL_MESSAGE = 'Internal server error';
 
-/** HTTP status of a request refused before execution, by code. */
-const STATUS_OF_CODE: Record<string, number> = {
-  [ErrorCodes.BAD_USER_INPUT]: 400,
-  [ErrorCodes.UNAUTHENTICATED]: 401,
-  [ErrorCodes.FORBIDDEN]: 403,
-  [ErrorCodes.NOT_FOUND]: 404,
-  [ErrorCodes.RATE_LIMITED]: 429,
-  [ErrorCodes.INTERNAL_ERROR]: 500,
-  [RequestErrorCodes.GRAPHQL_PARSE_FAILED]: 400,
-  [RequestErrorCodes.GRAPHQL_VALIDATION_FAILED]: 400,
-  [RequestErrorCodes.BAD_REQUEST]: 400,
-};
+const STATUS_OF_CODE = HTTP_STATUS_OF_CODE;
 
 const CODE_OF_STATUS: Record<number, string> = {
   401: ErrorCodes.UNAUTHENTICATED,

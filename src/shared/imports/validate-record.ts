@@ -3,7 +3,7 @@ import type { ImportLine } from '../queues/payloads';
 // src/agent for now; moving validation.ts, fields.ts and timestamp.ts to src/shared/validation would
 // remove this one dependency of shared code on a front end.
 import type { Input } from '../validation/fields';
-import { validate } from '../validation/operations';
+import { validate } from '../calls/operations';
 
 export type { Input } from '../validation/fields';
 

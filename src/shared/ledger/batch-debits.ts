@@ -1,7 +1,7 @@
 import { type AnyBulkWriteOperation, type Db, type Filter, type UpdateFilter } from 'mongodb';
 import { chunks } from '../chunks';
 import type { AccountDoc } from '../domain/types';
-import { bulkRefusals, isDuplicateKeyError } from '../mongo';
+import { bulkRefusals, isDuplicateKeyError } from '../mongo-errors';
 import { importBatchesOf } from './batches';
 import { entryOf, markerOf, opIds, type LedgerEntryDoc, type LedgerMarker } from './model';
 import type { LedgerStore } from './store';

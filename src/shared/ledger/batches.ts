@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { Db } from 'mongodb';
-import { isDuplicateKeyError } from '../mongo';
+import { isDuplicateKeyError } from '../mongo-errors';
 import type { ImportBatchResult } from '../queues/payloads';
+import { Reasons } from '../calls';
 
 /**
  * Names of an import's pieces. A batch is identified by its import id and number; the same pair always
@@ -168,7 +169,7 @@ export function timedOutBatchResult(batchId: string, lines: ReadonlyArray<{ line
     lines: lines.length,
     rated: 0,
     duplicate_lines: [],
-    refused: lines.map((l) => ({ line: l.line, reason: 'TIMEOUT' })),
+    refused: lines.map((l) => ({ line: l.line, reason: Reasons.TIMEOUT })),
     charged: '0',
     charged_linked: '0',
     replayed: false,

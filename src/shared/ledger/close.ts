@@ -1,5 +1,5 @@
 import type { AccountDoc } from '../domain/types';
-import { isDuplicateKeyError } from '../mongo';
+import { isDuplicateKeyError } from '../mongo-errors';
 import { writeEntry } from './apply';
 import { opIds } from './model';
 import type { LedgerStore } from './store';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { chunks } from '../chunks';
-import { isDuplicateKeyError } from '../mongo';
+import { isDuplicateKeyError } from '../mongo-errors';
 import { applyBatchDebits, readBatchDebits } from './batch-debits';
 import { importBatchesOf, type ImportBatchDoc } from './batches';
 import type { LedgerStore } from './store';

@@ -1,85 +1,10 @@
+import type { BadInputReason, CallParty, FinishedCall, Reason } from '../calls';
+
 /**
- * Typed job payloads. Dates travel as ISO strings (JSON); money as decimal strings (bigint is not JSON).
- * `deadline` (epoch ms) is when the agent stops waiting: a worker drops a job found past it, so an
- * operation answered as timed out never takes effect later.
+ * Typed job payloads of every queue but `transactions`, whose jobs are the agent operations of the
+ * call contract (src/shared/calls/jobs.ts). Dates travel as ISO strings (JSON); money as decimal
+ * strings (bigint is not JSON).
  */
-
-export interface CallParty {
-  transaction_tag: string;
-  account_tag: string;
-}
-
-/** What is known of a call when it starts (beginTransaction's input, validated). */
-export interface CallStart extends CallParty {
-  source: string;
-  destination: string;
-  source_ip: string | null;
-  carrier_ip: string | null;
-  tags: string[] | null;
-  destination_account_tag: string | null;
-  timestamp_auth: string | null;
-  timestamp_begin: string;
-}
-
-/** A finished call, as recordTransaction and imports receive it. */
-export interface FinishedCall extends CallStart {
-  timestamp_end: string;
-}
-
-export interface BeginJob extends CallStart {
-  op: 'begin';
-  deadline: number;
-}
-
-export interface EndJob extends CallParty {
-  op: 'end';
-  timestamp_end: string;
-  deadline: number;
-}
-
-export interface RecordJob extends FinishedCall {
-  op: 'record';
-  deadline: number;
-}
-
-export interface RollbackJob extends CallParty {
-  op: 'rollback';
-  deadline: number;
-}
-
-export interface AuthorizationJob {
-  op: 'authorization';
-  transaction_tag: string | null;
-  account_tag: string;
-  destination_account_tag: string | null;
-  source: string | null;
-  destination: string;
-  deadline: number;
-}
-
-/** A job that does nothing: the benchmark's bare queue round trip (bench/agent.ts). */
-export interface NoopJob {
-  op: 'noop';
-  deadline: number;
-}
-
-/** `reply_to`: the inbox of the agent waiting for the answer (src/shared/queues/replies.ts). */
-export type TransactionJob = (BeginJob | EndJob | RecordJob | RollbackJob | AuthorizationJob | NoopJob) & { reply_to?: string };
-
-export interface OperationResult {
-  ok: boolean;
-  reason: string | null;
-}
-
-export interface AuthorizationResult {
-  authorized: boolean;
-  unauthorized_reason: string | null;
-  max_available_units: number;
-  balance: string | null;
-  carriers: string[];
-  /** The party that refused (caller, a linked parent, or the receiving account); null when authorized. */
-  unauthorized_account_tag: string | null;
-}
 
 /** An ended call of one account, to be rated, recorded and debited. */
 export interface ProcessingJob extends CallParty {
@@ -157,8 +82,8 @@ export const isSettlementJob = (job: ImportJob): job is ImportSettlementJob => '
 
 export interface ImportRefusal {
   line: number;
-  /** NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, or TIMEOUT. */
-  reason: string;
+  /** NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION or TIMEOUT, or bad input. */
+  reason: Reason | BadInputReason;
   /** The account the refusal is about (the caller, a linked account or the receiver). */
   account_tag?: string;
 }

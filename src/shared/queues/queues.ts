@@ -2,7 +2,8 @@ import { DefaultJobOptions, Queue, QueueEvents } from 'bullmq';
 import type { Config } from '../config';
 import type { RedisClient } from '../redis';
 import { QueueNames } from './names';
-import type { AlertJob, ImportJob, MaintenanceJob, ProcessingJob, TransactionJob } from './payloads';
+import type { AlertJob, ImportJob, MaintenanceJob, ProcessingJob } from './payloads';
+import type { TransactionJob } from '../calls';
 
 /**
  * Retention keeps Redis bounded: finished jobs are trimmed by age and count.

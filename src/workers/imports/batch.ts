@@ -22,6 +22,7 @@ import { undoAgentBatch } from './undo';
 import { loadAccounts } from './accounts';
 import { LinePlan, planBatch, PlannedRecord } from './plan';
 import { existingFees, insertRecords } from './store';
+import { done } from '../../shared/calls';
 
 /**
  * Rates, records and debits a batch of finished calls. Every step is idempotent, so an attempt that
@@ -142,7 +143,7 @@ async function debitNow(
  */
 async function concludeAgentBatch(deps: TransactionDeps, job: ImportBatchJob, batchId: string, result: ImportBatchResult): Promise<ImportBatchResult> {
   const ref = { jobId: batchId, op: 'record-batch', account_tag: job.lines[0]?.account_tag ?? '', transaction_tag: '' };
-  const { state } = await decideByDeadline(deps, ref, job.deadline ?? 0, { ok: true, reason: null });
+  const { state } = await decideByDeadline(deps, ref, job.deadline ?? 0, done());
   if (state === 'abandoned') return undoAgentBatch(deps, batchId, job.lines);
   await markBatchDecided(deps.ctx.mongo.db, batchId);
   return result;

@@ -1,7 +1,7 @@
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import type { ImportLine } from '../../shared/queues/payloads';
 import type { RatingIndex } from '../../shared/rating';
-import { Reasons } from '../transactions/deps';
+import { type Reason, Reasons } from '../../shared/calls';
 import { ratedRecord } from '../transactions/records';
 import { PartyRate, rateParty } from '../transactions/route';
 import type { BatchAccount } from './accounts';
@@ -21,7 +21,7 @@ export interface PlannedRecord {
 }
 
 export type LinePlan =
-  | { kind: 'refused'; reason: string; account_tag?: string }
+  | { kind: 'refused'; reason: Reason; account_tag?: string }
   /** The same call (account and tag) appears earlier in the batch. */
   | { kind: 'duplicate' }
   | { kind: 'planned'; caller: PlannedRecord; others: PlannedRecord[] };
@@ -36,7 +36,7 @@ interface Party {
  * transitively (cycles cut), then the receiving account of an inbound call. Any missing or inactive
  * one refuses the call.
  */
-function parties(accounts: ReadonlyMap<string, BatchAccount>, line: ImportLine): Party[] | { reason: string; account_tag: string } {
+function parties(accounts: ReadonlyMap<string, BatchAccount>, line: ImportLine): Party[] | { reason: Reason; account_tag: string } {
   const out: Party[] = [];
   const seen = new Set<string>();
   const pending = [line.account_tag];
@@ -78,7 +78,7 @@ function rateLine(
   accounts: ReadonlyMap<string, BatchAccount>,
   index: RatingIndex,
   line: ImportLine,
-): RatedLine | { kind: 'refused'; reason: string; account_tag: string } {
+): RatedLine | { kind: 'refused'; reason: Reason; account_tag: string } {
   const resolved = parties(accounts, line);
   if (!Array.isArray(resolved)) return { kind: 'refused', ...resolved };
   const at = new Date(line.timestamp_begin);

@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import { isSettlementJob, type ImportBatchResult, type ImportJob } from '../../shared/queues/payloads';
-import { beforeDeadline, TransactionDeps } from '../transactions/deps';
+import { TransactionDeps } from '../transactions/deps';
+import { beforeDeadline } from '../../shared/calls';
 import { processImportBatch } from './batch';
 import { phaseClock } from '../../shared/phase-clock';
 import { importBatchId, settleImportBatches, timedOutBatchResult, type SettlementResult } from '../../shared/ledger';

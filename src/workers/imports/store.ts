@@ -1,4 +1,5 @@
-import { bulkRefusals, isDuplicateKeyError, type Collections } from '../../shared/mongo';
+import { type Collections } from '../../shared/mongo';
+import { bulkRefusals, isDuplicateKeyError } from '../../shared/mongo-errors';
 import { chunks } from '../../shared/chunks';
 import type { ImportRecordDoc } from './plan';
 

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { callId, RateSnapshot, RunningTransaction } from '../../shared/domain/types';
-import type { AuthorizationJob, AuthorizationResult } from '../../shared/queues/payloads';
+import { type AuthorizationJob, type AuthorizationResult, authorized, beforeDeadline, notAuthorized, type Reason, Reasons } from '../../shared/calls';
 import { availableBalance, canAffordStart, MAX_UNITS_CAP, maxAvailableUnits } from '../../shared/rating';
-import { beforeDeadline, Reasons, TransactionDeps } from './deps';
+import { TransactionDeps } from './deps';
 import { removeEntry } from './entries';
 import { Party, resolveParties } from './parties';
 import { reserveSlot, slotsHeld } from './reservations';
 import { PartyRate, rateOnCarrier, rateParty } from './route';
 
-type Refuse = (reason: string, by: string | null) => AuthorizationResult;
+type Refuse = (reason: Reason, by: string | null) => AuthorizationResult;
 
 /**
  * authorization: whether a call may start now, how long it may last, and the ordered carriers.
@@ -23,14 +23,7 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
   let carriers: string[] = [];
   const callerBalance = () => ('parties' in resolved ? resolved.parties[0].account.balance.toString() : null);
-  const refuse: Refuse = (reason, by) => ({
-    authorized: false,
-    unauthorized_reason: reason,
-    max_available_units: 0,
-    balance: callerBalance(),
-    carriers,
-    unauthorized_account_tag: by,
-  });
+  const refuse: Refuse = (reason, by) => notAuthorized(reason, { account_tag: by, balance: callerBalance(), carriers });
   if ('refusal' in resolved) return refuse(resolved.refusal.reason, resolved.refusal.account_tag);
   const index = await deps.rating.index();
   const now = new Date();
@@ -56,7 +49,7 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
     const refusal = await reserveAll(deps, job, call, resolved.parties, now, refuse);
     if (refusal) return refusal;
   }
-  return { authorized: true, unauthorized_reason: null, max_available_units: units, balance: callerBalance(), carriers, unauthorized_account_tag: null };
+  return authorized(units, callerBalance(), carriers);
 }
 
 /**

@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
-import { covers, type OutcomeDoc } from '../../shared/outcomes';
+import { covers, type OutcomeDoc } from '../../shared/calls/decisions';
 import { refusalAlert } from '../../shared/alerts';
-import type { BeginJob, OperationResult } from '../../shared/queues/payloads';
+import { type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/calls';
 import { availableBalance, canAffordStart } from '../../shared/rating';
 import { conclude, decidedDone, fateOf, JobRef, type Fate } from './decide';
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
-import { Reasons, TransactionDeps } from './deps';
+import { TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
 import { dropExpired, takeOverReservation } from './reservations';
 import { PartyRate, rateParty } from './route';
 
 const MAX_OPTIMISTIC_ATTEMPTS = 200;
 
-type Insertion = { ok: true; entryId: string } | { ok: false; reason: string };
+type Insertion = { ok: true; entryId: string } | { ok: false; reason: Reason };
 
 /**
  * Adds a running entry to one account. The concurrency limit is part of the update's filter (the
@@ -103,7 +103,7 @@ async function insertEntry(
 export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<OperationResult> {
   // A re-run of a begin decided 'done': its entries were all made before the decision.
   const decided = await decidedDone(deps, ref);
-  if (decided) return decided.result ?? { ok: true, reason: null };
+  if (decided) return decided.result ?? done();
   let result = await tryBegin(deps, job, ref);
   // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
   if (!result.ok && result.reason === Reasons.DUPLICATE_TRANSACTION && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) {
@@ -113,11 +113,11 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
     if (result.refusedBy) {
       void refusalAlert(deps.ctx, result.refusedBy, { transaction_tag: job.transaction_tag, destination: job.destination, reason: result.reason! });
     }
-    return { ok: false, reason: result.reason };
+    return refused(result.reason);
   }
   const made = result.inserted.map((e) => ({ account_tag: e.account_tag, entry_id: e.id }));
   const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
-  return conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async (undo) => {
+  return conclude(deps, opRef, ref.deadline, done(), async (undo) => {
     await Promise.all(undo.map((e) => removeEntry(deps, e.account_tag, e.entry_id!)));
   });
 }

@@ -1,6 +1,6 @@
-import { abandonUnlessDecided, covers, decideAbandoned, decideDone, OperationRef, OutcomeDoc, RollbackTarget } from '../../shared/outcomes';
-import type { OperationResult } from '../../shared/queues/payloads';
-import { beforeDeadline, Reasons, TransactionDeps } from './deps';
+import { abandonUnlessDecided, covers, decideAbandoned, decideDone, OperationRef, OutcomeDoc, RollbackTarget } from '../../shared/calls/decisions';
+import { beforeDeadline, type OperationResult, Reasons, refused } from '../../shared/calls';
+import { TransactionDeps } from './deps';
 
 /** The agent job an operation runs in: its id names the outcome; its deadline is when the agent stops waiting. */
 export interface JobRef {
@@ -10,7 +10,7 @@ export interface JobRef {
   rerun?: boolean;
 }
 
-export const timedOut: OperationResult = { ok: false, reason: Reasons.TIMEOUT };
+export const timedOut: OperationResult = refused(Reasons.TIMEOUT);
 
 /**
  * Records the operation 'done' with `result` while the agent can still hear it (before `deadline`, with

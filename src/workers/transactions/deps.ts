@@ -23,39 +23,3 @@ export function processingDeps(deps: TransactionDeps): TransactionDeps {
   const collections = withGroupWindow(mongo.db, mongo.collections, config.processingWindowMs);
   return { ...deps, ctx: { ...deps.ctx, mongo: { ...mongo, collections } } };
 }
-
-/** Business refusals; answered as `{ ok: false, reason }`, never as errors. */
-export const Reasons = {
-  NOT_FOUND: 'NOT_FOUND',
-  NOT_ACTIVE: 'NOT_ACTIVE',
-  UNREACHABLE_DESTINATION: 'UNREACHABLE_DESTINATION',
-  TOO_MANY_RUNNING_TRANSACTIONS: 'TOO_MANY_RUNNING_TRANSACTIONS',
-  BALANCE_INSUFFICIENT: 'BALANCE_INSUFFICIENT',
-  DUPLICATE_TRANSACTION: 'DUPLICATE_TRANSACTION',
-  ALREADY_ENDED: 'ALREADY_ENDED',
-  TIMEOUT: 'TIMEOUT',
-  /** The store or the queue could not be reached; nothing was applied. */
-  UNAVAILABLE: 'UNAVAILABLE',
-  /**
-   * The agent could neither learn the operation's fate nor record it abandoned within its bound
-   * (MongoDB unreachable from the agent): it may or may not have happened. Sent again, the same request
-   * answers what did (docs/AGENT.md, "What an answer means").
-   */
-  OUTCOME_UNKNOWN: 'OUTCOME_UNKNOWN',
-  /** The account changed under us too many times in a row; the caller may retry. */
-  BUSY: 'BUSY',
-} as const;
-
-export type Reason = (typeof Reasons)[keyof typeof Reasons];
-
-/**
- * Margin kept before an agent's deadline: a job must be able to finish its writes and answer before
- * the agent stops waiting, or the caller would be told "timeout" about an operation that did happen.
- * Real-time operations, agent batches and a rollback waiting for an import batch all keep it.
- */
-const DEADLINE_MARGIN_MS = 250;
-
-/** Whether work that takes `ms` more can still answer before `deadline` (epoch ms). */
-export function beforeDeadline(deadline: number, ms = 0): boolean {
-  return Date.now() + ms + DEADLINE_MARGIN_MS <= deadline;
-}

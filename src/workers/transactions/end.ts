@@ -2,11 +2,11 @@ import type { AppContext } from '../../shared/context';
 import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import { jobId } from '../../shared/queues/names';
-import type { RollbackTarget } from '../../shared/outcomes';
-import type { EndJob, OperationResult } from '../../shared/queues/payloads';
+import type { RollbackTarget } from '../../shared/calls/decisions';
+import { done, type EndJob, type OperationResult, Reasons, refused } from '../../shared/calls';
 import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
-import { Reasons, TransactionDeps } from './deps';
+import { TransactionDeps } from './deps';
 
 /** Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress. */
 async function endEntry(
@@ -82,7 +82,7 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   const decided = await decidedDone(deps, ref);
   if (decided) {
     await queueProcessing(deps, job, await stillEnded(deps, ref, decided.made ?? []));
-    return decided.result ?? { ok: true, reason: null };
+    return decided.result ?? done();
   }
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
@@ -122,8 +122,8 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   };
   // The caller first: another end standing there is taken back on every party of the call.
   const own = await endOn(job.account_tag, (other) => Promise.all((other.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, other.end_job!, { call_id: call }))));
-  if (own === 'absent') return { ok: false, reason: Reasons.NOT_FOUND };
-  if (own === 'ended') return { ok: false, reason: Reasons.ALREADY_ENDED };
+  if (own === 'absent') return refused(Reasons.NOT_FOUND);
+  if (own === 'ended') return refused(Reasons.ALREADY_ENDED);
   if (own === 'unknown') return timedOut;
   // The entry is a call only if its begin stands (issue 31, defect 4): the leftovers of a begin that
   // failed between parties, or was abandoned, would charge some parties and not others.
@@ -135,7 +135,7 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
     }
     await takeBackBegin(deps, job.account_tag, job.transaction_tag, own.begin_job!, { state: 'abandoned' });
     deps.ctx.logger.warn({ jobId: ref.id, transaction_tag: job.transaction_tag, begin_job: own.begin_job }, 'end of a call whose begin was abandoned: its entries removed, NOT_FOUND');
-    return { ok: false, reason: Reasons.NOT_FOUND };
+    return refused(Reasons.NOT_FOUND);
   }
   const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
   const others = await Promise.all(parties.slice(1).map(async (tag) => ({ tag, entry: await endOn(tag, (other) => unEndEntry(accounts, tag, other.end_job!, { id: other.id })) })));
@@ -144,7 +144,7 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   const ended = [{ tag: job.account_tag, entry: own }, ...others.map(({ tag, entry }) => ({ tag, entry: typeof entry === 'string' ? undefined : entry }))];
   const made = ended.flatMap(({ tag, entry }) => (entry ? [{ account_tag: tag, entry_id: entry.id }] : []));
   const opRef = { jobId: ref.id, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
-  const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async (undo) => {
+  const result = await conclude(deps, opRef, ref.deadline, done(), async (undo) => {
     await Promise.all(undo.map((e) => unEndEntry(accounts, e.account_tag, ref.id, { id: e.entry_id! })));
   });
   if (result.ok) await queueProcessing(deps, job, made);

@@ -1,6 +1,7 @@
 import type { AccountDoc } from '../../shared/domain/types';
 import { groupFindOne } from '../../shared/group-commands';
 import type { Collections } from '../../shared/mongo';
+import { Reasons } from '../../shared/calls';
 
 export interface Party {
   account: AccountDoc;
@@ -8,7 +9,7 @@ export interface Party {
   inbound: boolean;
 }
 
-export type PartyRefusal = { reason: 'NOT_FOUND' | 'NOT_ACTIVE'; account_tag: string };
+export type PartyRefusal = { reason: typeof Reasons.NOT_FOUND | typeof Reasons.NOT_ACTIVE; account_tag: string };
 
 /**
  * The accounts a call touches: the caller, its linked (parent, reseller) accounts transitively, and the
@@ -52,7 +53,7 @@ export async function resolveParties(
 }
 
 function refusalOf(tag: string, account: AccountDoc | null): PartyRefusal | null {
-  if (!account) return { reason: 'NOT_FOUND', account_tag: tag };
-  if (account.active === false) return { reason: 'NOT_ACTIVE', account_tag: tag };
+  if (!account) return { reason: Reasons.NOT_FOUND, account_tag: tag };
+  if (account.active === false) return { reason: Reasons.NOT_ACTIVE, account_tag: tag };
   return null;
 }

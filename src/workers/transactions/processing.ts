@@ -1,6 +1,6 @@
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { groupFindElement } from '../../shared/group-commands';
-import { applyGuarded, opIds, wasApplied } from '../../shared/ledger';
+import { applyGuarded, opIds } from '../../shared/ledger';
 import type { ProcessingJob } from '../../shared/queues/payloads';
 import type { TransactionDeps } from './deps';
 import { afterDebit, insertRecord, markCharged } from './record-store';
@@ -8,7 +8,9 @@ import { ratedRecord } from './records';
 import { removeEntry } from './entries';
 import { finishPendingRollbacks } from './rollback';
 
-export type ProcessingOutcome = 'charged' | 'already-done' | 'not-ended' | 'rolled-back' | 'gone' | 'duplicate';
+import { reconcile, type ProcessingOutcome } from './reconcile';
+
+export type { ProcessingOutcome } from './reconcile';
 
 /**
  * Rates an ended call of one account, saves its record, debits the balance and removes the running
@@ -74,33 +76,4 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
   if (!applied) return { outcome: await reconcile(deps, account.account_tag, entry.id), fee: 0n };
   afterDebit(deps.ctx, applied, fee);
   return { outcome: 'charged', fee, account: applied };
-}
-
-/**
- * The entry is gone: finish what an earlier attempt charged, or drop the record of a call rolled back.
- * Also the recovery sweep's way to settle a processing record left 'pending'.
- */
-export async function reconcile(deps: TransactionDeps, accountTag: string, recordId: string): Promise<ProcessingOutcome> {
-  const { transactions } = deps.ctx.mongo.collections;
-  const record = await transactions.findOne({ _id: recordId, account_tag: accountTag });
-  if (!record) return 'gone';
-  if (record.state !== 'pending') {
-    // Charged, but an attempt killed between the ledger entry and the marker removal leaves the
-    // marker: finish that here rather than leave it to the recovery sweep.
-    if (record.state === 'charged') await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.charge(recordId));
-    return 'already-done';
-  }
-  if (await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.charge(recordId))) {
-    // Charged and refunded already: a rollback deleted this record, and a delivery of this job that had
-    // read the entry before the charge wrote it again. Marked charged, a rolled-back call would show a
-    // charged record (and its tag could not be used again); the refund is the last word.
-    if (await wasApplied(deps.ctx.mongo.collections, accountTag, opIds.refund(recordId))) {
-      await transactions.deleteOne({ _id: recordId, account_tag: accountTag, state: 'pending' });
-      return 'rolled-back';
-    }
-    await markCharged(transactions, accountTag, recordId);
-    return 'already-done';
-  }
-  await transactions.deleteOne({ _id: recordId, account_tag: accountTag, state: 'pending' });
-  return 'rolled-back';
 }

@@ -1,10 +1,10 @@
 import type { Job } from 'bullmq';
-import type { ProcessingJob, TransactionJob } from '../../shared/queues/payloads';
+import type { ProcessingJob } from '../../shared/queues/payloads';
+import { beforeDeadline, done, notAuthorized, type OperationResult, Reasons, refused, type TransactionJob } from '../../shared/calls';
 import { authorize } from './authorization';
-import { abandonUnlessDecided } from '../../shared/outcomes';
-import type { OperationResult } from '../../shared/queues/payloads';
+import { abandonUnlessDecided } from '../../shared/calls/decisions';
 import { begin, takeBackBegin } from './begin';
-import { beforeDeadline, Reasons, TransactionDeps } from './deps';
+import { TransactionDeps } from './deps';
 import { end, takeBackEnd } from './end';
 import { processEndedCall } from './processing';
 import { record, takeBackRecord } from './record';
@@ -37,8 +37,8 @@ function operationRunner(deps: TransactionDeps) {
     if (firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
       return data.op === 'authorization'
-        ? { authorized: false, unauthorized_reason: Reasons.TIMEOUT, max_available_units: 0, balance: null, carriers: [], unauthorized_account_tag: null }
-        : { ok: false, reason: Reasons.TIMEOUT };
+        ? notAuthorized(Reasons.TIMEOUT)
+        : refused(Reasons.TIMEOUT);
     }
     switch (data.op) {
       case 'begin':
@@ -56,7 +56,7 @@ function operationRunner(deps: TransactionDeps) {
       case 'authorization':
         return authorize(deps, data);
       case 'noop':
-        return { ok: true, reason: null };
+        return done();
     }
   };
 }
@@ -86,12 +86,12 @@ async function failed(
 ): Promise<OperationResult> {
   try {
     const decision = await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag });
-    if (decision.state === 'done') return (decision as { result?: OperationResult | null }).result ?? { ok: true, reason: null };
+    if (decision.state === 'done') return (decision as { result?: OperationResult | null }).result ?? done();
     await takeBack();
   } catch (second) {
     deps.ctx.logger.error({ err: second, jobId, op: job.op }, 'failed operation could not be taken back now; the recovery sweep will');
     throw err;
   }
   deps.ctx.logger.error({ err, jobId, op: job.op, transaction_tag: job.transaction_tag }, 'operation failed: recorded abandoned, its changes taken back, answered UNAVAILABLE');
-  return { ok: false, reason: Reasons.UNAVAILABLE };
+  return refused(Reasons.UNAVAILABLE);
 }

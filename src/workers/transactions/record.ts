@@ -1,9 +1,9 @@
 import { callId, isReservation, type TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, opIds } from '../../shared/ledger';
-import type { OperationResult, RecordJob } from '../../shared/queues/payloads';
+import { done, type OperationResult, type Reason, Reasons, type RecordJob } from '../../shared/calls';
 import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, JobRef } from './decide';
-import { Reasons, TransactionDeps } from './deps';
+import { TransactionDeps } from './deps';
 import { foreignRecordFate, refundRecord } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { resolveParties } from './parties';
@@ -13,11 +13,11 @@ import { releaseReservations } from './reservations';
 import type { Party } from './parties';
 import { afterDebit, insertRecord, markCharged } from './record-store';
 
-export interface RecordOutcome extends OperationResult {
+export type RecordOutcome = OperationResult & {
   /** Fee charged to the calling account (0 on refusal or duplicate). */
   fee: bigint;
   duplicate: boolean;
-}
+};
 
 /**
  * recordTransaction: rates a finished call and, for each party, saves its record and charges it.
@@ -36,7 +36,7 @@ export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef)
   if (decided) {
     const { transactions } = deps.ctx.mongo.collections;
     await Promise.all((decided.made ?? []).map((r) => markCharged(transactions, r.account_tag, r.record_id!)));
-    return { ...(decided.result ?? { ok: true, reason: null }), fee: 0n, duplicate: false };
+    return { ...(decided.result ?? done()), fee: 0n, duplicate: false };
   }
   const outcome = await recordOnce(deps, job, ref);
   // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
@@ -46,7 +46,7 @@ export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef)
 
 async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): Promise<RecordOutcome> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
-  const refused = (reason: string): RecordOutcome => ({ ok: false, reason, fee: 0n, duplicate: reason === Reasons.DUPLICATE_TRANSACTION });
+  const refused = (reason: Reason): RecordOutcome => ({ ok: false, reason, fee: 0n, duplicate: reason === Reasons.DUPLICATE_TRANSACTION });
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
   if ('refusal' in resolved) return refused(resolved.refusal.reason);
   // A call running under this tag is a duplicate (docs/AGENT.md), once its begin stands: recorded as
@@ -138,7 +138,7 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
   const made = written.map(({ doc }) => ({ account_tag: doc.account_tag, record_id: doc._id }));
   const opRef = { jobId: ref.id, op: 'record', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
   let undone = new Set<string>();
-  const result = await conclude(deps, opRef, ref.deadline, { ok: true, reason: null }, async (undo) => {
+  const result = await conclude(deps, opRef, ref.deadline, done(), async (undo) => {
     undone = new Set(undo.map((r) => r.record_id!));
     await undoWritten(deps, written.map((w) => w.doc).filter((doc) => undone.has(doc._id)));
   });

@@ -2,7 +2,7 @@ import type { TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, batchDebitState, BatchDebitState, opIds, wasApplied } from '../../shared/ledger';
 import { recordCredit } from '../../shared/metrics';
 import { fateOf } from './decide';
-import { reconcile } from './processing';
+import { reconcile } from './reconcile';
 import type { TransactionDeps } from './deps';
 
 /**

@@ -2,6 +2,7 @@ import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { expiredReservations, isReservation } from '../../shared/domain/types';
 import type { Collections } from '../../shared/mongo';
 import type { TransactionDeps } from './deps';
+import { Reasons } from '../../shared/calls';
 
 /**
  * Concurrency reservations (DESIGN.md section 4, issue 11). An authorization with a transaction_tag
@@ -17,7 +18,7 @@ import type { TransactionDeps } from './deps';
 
 const MAX_ATTEMPTS = 50;
 
-export type Reserved = { ok: true; made: string | null } | { ok: false; reason: 'TOO_MANY_RUNNING_TRANSACTIONS' | 'NOT_FOUND' | 'BUSY' };
+export type Reserved = { ok: true; made: string | null } | { ok: false; reason: typeof Reasons.TOO_MANY_RUNNING_TRANSACTIONS | typeof Reasons.NOT_FOUND | typeof Reasons.BUSY };
 
 /** Entries holding a slot at `now` other than the call's own (a retried authorization, or the call already begun). */
 export function slotsHeld(running: readonly RunningTransaction[], now: Date, call: string): number {
@@ -50,7 +51,7 @@ export async function reserveSlot(deps: TransactionDeps, account: AccountDoc, re
   const { accounts } = deps.ctx.mongo.collections;
   let doc: AccountDoc | null = account;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (!doc) return { ok: false, reason: 'NOT_FOUND' };
+    if (!doc) return { ok: false, reason: Reasons.NOT_FOUND };
     const running = doc.running_transactions ?? [];
     const same = running.find((e) => e.call_id === reservation.call_id);
     if (same) {
@@ -59,7 +60,7 @@ export async function reserveSlot(deps: TransactionDeps, account: AccountDoc, re
     }
     const max = doc.max_concurrent_transactions;
     if (max === null || max === undefined) return { ok: true, made: null };
-    if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max) return { ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' };
+    if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max) return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
     if (running.length >= max && (await dropExpired(accounts, doc, now)) > 0) {
       doc = await accounts.findOne({ _id: doc._id, account_tag: doc.account_tag });
       continue;
@@ -72,7 +73,7 @@ export async function reserveSlot(deps: TransactionDeps, account: AccountDoc, re
     // Another call took a slot (or this call's reservation appeared) in between: decide again.
     doc = await accounts.findOne({ _id: doc._id, account_tag: doc.account_tag });
   }
-  return { ok: false, reason: 'BUSY' };
+  return { ok: false, reason: Reasons.BUSY };
 }
 
 async function renew(accounts: Collections['accounts'], accountTag: string, id: string, until: Date): Promise<void> {

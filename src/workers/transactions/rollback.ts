@@ -1,11 +1,11 @@
 import { callId, TransactionDoc } from '../../shared/domain/types';
 import { batchDebitState, BatchDebitState } from '../../shared/ledger';
-import type { RollbackTarget } from '../../shared/outcomes';
-import type { OperationResult, RollbackJob } from '../../shared/queues/payloads';
+import type { RollbackTarget } from '../../shared/calls/decisions';
+import { beforeDeadline, done, type OperationResult, Reasons, refused, type RollbackJob } from '../../shared/calls';
 import { ROLLBACK_OUTCOMES } from '../../shared/mongo';
 import { removeEntry } from './entries';
 import { decideByDeadline, JobRef, timedOut } from './decide';
-import { beforeDeadline, Reasons, TransactionDeps } from './deps';
+import { TransactionDeps } from './deps';
 import { refundRecord } from './refund';
 
 /**
@@ -29,17 +29,17 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob, ref: Job
   if (prior?.state === 'abandoned') return timedOut;
   if (prior?.state === 'done') {
     await applyRollback(deps, ref.id, prior.targets ?? []);
-    return prior.result ?? { ok: true, reason: null };
+    return prior.result ?? done();
   }
 
   const found = await findTargets(deps, job.account_tag, job.transaction_tag, job.deadline);
   if (found === 'busy') return timedOut;
-  if (found.targets.length === 0) return { ok: false, reason: Reasons.NOT_FOUND };
+  if (found.targets.length === 0) return refused(Reasons.NOT_FOUND);
   const opRef = { jobId: ref.id, op: ROLLBACK_OUTCOMES.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag, targets: found.targets };
-  const { state, earlier } = await decideByDeadline(deps, opRef, ref.deadline, { ok: true, reason: null });
+  const { state, earlier } = await decideByDeadline(deps, opRef, ref.deadline, done());
   if (state === 'abandoned') return timedOut;
   await applyRollback(deps, ref.id, earlier ? (earlier.targets ?? []) : found.targets, found.batches);
-  return { ok: true, reason: null };
+  return done();
 }
 
 /**

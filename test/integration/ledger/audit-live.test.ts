@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { callId } from '../../../src/shared/domain/types';
 import { auditLedger } from '../../../src/shared/ledger/audit';
 import type { Collections } from '../../../src/shared/mongo';
-import type { RecordJob } from '../../../src/shared/queues/payloads';
+import type { RecordJob } from '../../../src/shared/calls';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { record } from '../../../src/workers/transactions/record';

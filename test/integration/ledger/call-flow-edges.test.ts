@@ -1,6 +1,7 @@
 import { callId } from '../../../src/shared/domain/types';
 import { auditLedger } from '../../../src/shared/ledger/audit';
-import type { AuthorizationJob, BeginJob, EndJob, ProcessingJob, RecordJob, RollbackJob } from '../../../src/shared/queues/payloads';
+import type { ProcessingJob } from '../../../src/shared/queues/payloads';
+import type { AuthorizationJob, BeginJob, EndJob, RecordJob, RollbackJob } from '../../../src/shared/calls';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { recoverInterrupted } from '../../../src/workers/maintenance/recover';
 import { requeueEndedCalls } from '../../../src/workers/maintenance/requeue-ended';
@@ -8,7 +9,8 @@ import { authorize } from '../../../src/workers/transactions/authorization';
 import { begin } from '../../../src/workers/transactions/begin';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { end } from '../../../src/workers/transactions/end';
-import { processEndedCall, reconcile } from '../../../src/workers/transactions/processing';
+import { processEndedCall } from '../../../src/workers/transactions/processing';
+import { reconcile } from '../../../src/workers/transactions/reconcile';
 import { insertRecord } from '../../../src/workers/transactions/record-store';
 import { record } from '../../../src/workers/transactions/record';
 import { rollback } from '../../../src/workers/transactions/rollback';

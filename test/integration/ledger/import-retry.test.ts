@@ -1,6 +1,6 @@
 import { auditLedger } from '../../../src/shared/ledger/audit';
 import { batchDebitState, claimBatch, importBatchesOf, importBatchId, newSettlementId, opIds, settleImportBatches } from '../../../src/shared/ledger';
-import { decideAbandoned } from '../../../src/shared/outcomes';
+import { decideAbandoned } from '../../../src/shared/calls/decisions';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
 import type { ImportLine } from '../../../src/shared/queues/payloads';
 import { announceRatingDataChange, RatingDataCache } from '../../../src/shared/rating-data/cache';

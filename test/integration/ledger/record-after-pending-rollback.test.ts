@@ -1,4 +1,4 @@
-import type { RecordJob } from '../../../src/shared/queues/payloads';
+import type { RecordJob } from '../../../src/shared/calls';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { record } from '../../../src/workers/transactions/record';

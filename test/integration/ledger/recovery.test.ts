@@ -1,6 +1,6 @@
 import { auditLedger } from '../../../src/shared/ledger/audit';
-import { decideAbandoned } from '../../../src/shared/outcomes';
-import type { BeginJob, EndJob, RecordJob, RollbackJob } from '../../../src/shared/queues/payloads';
+import { decideAbandoned } from '../../../src/shared/calls/decisions';
+import type { BeginJob, EndJob, RecordJob, RollbackJob } from '../../../src/shared/calls';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';

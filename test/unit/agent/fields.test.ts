@@ -1,6 +1,6 @@
 import { readFields, type FieldTable } from '../../../src/shared/validation/fields';
 import { validate } from '../../../src/agent/operations';
-import { operationFields } from '../../../src/shared/validation/operations';
+import { operationFields } from '../../../src/shared/calls/operations';
 import { uriUserPart } from '../../../src/shared/numbers/uri';
 
 const now = new Date('2026-11-23T00:00:00Z');

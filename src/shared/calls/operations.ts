@@ -1,5 +1,5 @@
-import type { AuthorizationJob, BeginJob, EndJob, RecordJob, RollbackJob } from '../queues/payloads';
-import { readFields, type FieldTable, type Input } from './fields';
+import type { AuthorizationJob, BeginJob, EndJob, RecordJob, RollbackJob } from './jobs';
+import { readFields, type FieldTable, type Input } from '../validation/fields';
 
 /**
  * What each agent operation takes, as data: validation (below), the agent's GraphQL arguments

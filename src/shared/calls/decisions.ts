@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
-import { groupInsert } from './group-commands';
-import type { OperationResult } from './queues/payloads';
+import { groupInsert } from '../group-commands';
+import type { OperationResult } from './results';
 
 /**
  * The one place where an agent operation's fate is decided, so that every answer the agent gives is
