@@ -1,16 +1,17 @@
-import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import { chunks } from '../../shared/chunks';
-import { applyOnce, importBatchesOf, markBatchDecided, opIds, settle, settleImportSlots, settleLeftBehind } from '../../shared/ledger';
+import { importBatchesOf, markBatchDecided, settle, settleImportSlots, settleLeftBehind } from '../../shared/ledger';
 import { ROLLBACK_OUTCOMES, UNSETTLED_RECORDS } from '../../shared/mongo';
+import { abandonUnlessDecided, type OutcomeDoc } from '../../shared/calls';
 import { undoAgentBatch } from '../imports/undo';
-import { abandonUnlessDecided, covers, type OperationRef, type OutcomeDoc, type RollbackTarget } from '../../shared/calls/decisions';
-import { removeEntry } from '../transactions/entries';
+import { beginRecovery } from '../transactions/begin';
 import type { TransactionDeps } from '../transactions/deps';
-import { unEndEntry } from '../transactions/end';
-import { reconcile } from '../transactions/reconcile';
-import { markCharged } from '../transactions/record-store';
+import { endRecovery } from '../transactions/end';
+import { processingRecovery } from '../transactions/reconcile';
+import { recordRecovery } from '../transactions/record';
+import { settleDecided, stands, type EntryRecovery, type RecordRecovery } from '../transactions/recovery';
 import { refundRecord } from '../transactions/refund';
-import { applyRollback } from '../transactions/rollback';
+import { finishDecidedRollbacks } from '../transactions/rollback';
 
 /**
  * How long past an operation's deadline (or a marker's age) the sweep waits before it takes over:
@@ -63,7 +64,7 @@ export async function recoverInterrupted(deps: TransactionDeps, now: Date = new 
   await undecidedAgentBatches(deps, cutoff, result);
   await undecidedEntries(deps, cutoff, result);
   await interruptedRecords(deps, cutoff, result);
-  await unfinishedRollbacks(deps, cutoff, result);
+  result.rollbacksFinished = await finishDecidedRollbacks(deps, cutoff);
   result.decisionsPruned = await pruneDecisions(deps, now, cutoff);
   return result;
 }
@@ -96,14 +97,8 @@ async function outcomesOf(deps: TransactionDeps, jobIds: string[]): Promise<Map<
   return found;
 }
 
-/**
- * Whether the operation that made this entry or record keeps it: decided 'done' with it among what it
- * made; otherwise (abandoned, never decided by its deadline, or made by a re-run after the decision)
- * it is taken back (an undecided operation is recorded abandoned now).
- */
-async function stands(deps: TransactionDeps, known: OutcomeDoc | undefined, ref: OperationRef, share: RollbackTarget): Promise<boolean> {
-  return covers(known ?? (await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref)), share);
-}
+/** The operations whose state on a running entry waits on their decision, each with its own recovery. */
+const ENTRY_RECOVERIES: readonly EntryRecovery[] = [beginRecovery, endRecovery];
 
 async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
   const { accounts } = deps.ctx.mongo.collections;
@@ -112,45 +107,25 @@ async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: R
     { projection: { _id: 0, account_tag: 1, running_transactions: 1 } },
   );
   for await (const account of cursor) {
-    const stale = (job: string | null | undefined, deadline: number | null | undefined): job is string => !!job && deadline != null && deadline < cutoff;
-    const begins = account.running_transactions.filter((e) => stale(e.begin_job, e.begin_deadline));
-    const ends = account.running_transactions.filter((e) => !e.in_progress && stale(e.end_job, e.end_deadline));
-    if (begins.length === 0 && ends.length === 0) continue;
-    const outcomes = await outcomesOf(deps, [...begins.map((e) => e.begin_job!), ...ends.map((e) => e.end_job!)]);
-    const refOf = (e: RunningTransaction, jobId: string, op: string) => ({ jobId, op, account_tag: e.origin_account_tag, transaction_tag: e.transaction_tag });
-    for (const entry of begins) {
-      if (await stands(deps, outcomes.get(entry.begin_job!), refOf(entry, entry.begin_job!, 'begin'), { account_tag: account.account_tag, entry_id: entry.id })) {
-        await settleDecided(deps, account.account_tag, entry.id, 'begin', entry.begin_job!);
+    const stale = ENTRY_RECOVERIES.flatMap((recovery) =>
+      account.running_transactions.flatMap((entry) => {
+        const pending = recovery.pending(entry);
+        return pending && pending.deadline < cutoff ? [{ recovery, entry, jobId: pending.jobId }] : [];
+      }),
+    );
+    if (stale.length === 0) continue;
+    const decisions = await outcomesOf(deps, stale.map((s) => s.jobId));
+    for (const { recovery, entry, jobId } of stale) {
+      const ref = { jobId, op: recovery.op, account_tag: entry.origin_account_tag, transaction_tag: entry.transaction_tag };
+      if (await stands(deps, decisions.get(jobId), ref, { account_tag: account.account_tag, entry_id: entry.id })) {
+        await settleDecided(deps, account.account_tag, entry.id, recovery.field, jobId);
         result.entriesSettled += 1;
-        continue;
+      } else if (await recovery.undo(deps, account.account_tag, entry, jobId)) {
+        if (recovery.op === 'begin') result.beginsUndone += 1;
+        else result.endsUndone += 1;
       }
-      if (await removeEntry(deps, account.account_tag, entry.id)) result.beginsUndone += 1;
-    }
-    for (const entry of ends) {
-      if (await stands(deps, outcomes.get(entry.end_job!), refOf(entry, entry.end_job!, 'end'), { account_tag: account.account_tag, entry_id: entry.id })) {
-        await settleDecided(deps, account.account_tag, entry.id, 'end', entry.end_job!);
-        result.entriesSettled += 1;
-        continue;
-      }
-      await unEndEntry(accounts, account.account_tag, entry.end_job!, { id: entry.id });
-      result.endsUndone += 1;
     }
   }
-}
-
-/**
- * A running entry whose begin (or end) is decided 'done' carries the decision from now on: its job id is
- * cleared, and an entry without one is a decided call to everyone who reads it (begin's duplicate check,
- * end, record, this sweep). So the decision may be deleted (pruneDecisions) while the call runs on for
- * days (LONG_CALL_SECONDS may be 31 days) or its processing keeps failing: issue 31, defect 3.
- */
-async function settleDecided(deps: TransactionDeps, accountTag: string, entryId: string, op: 'begin' | 'end', jobId: string): Promise<void> {
-  const field = op === 'begin' ? 'begin_job' : 'end_job';
-  await deps.ctx.mongo.collections.accounts.updateOne(
-    { account_tag: accountTag, running_transactions: { $elemMatch: { id: entryId, [field]: jobId } } },
-    { $set: { [`running_transactions.$[e].${field}`]: null } },
-    { arrayFilters: [{ 'e.id': entryId, [`e.${field}`]: jobId }] },
-  );
 }
 
 /**
@@ -171,10 +146,12 @@ async function pruneDecisions(deps: TransactionDeps, now: Date, cutoff: number):
   return deletedCount;
 }
 
+/** The operations that leave records 'pending', by `charged_by`, each with its own recovery. */
+const RECORD_RECOVERIES: Readonly<Record<NonNullable<TransactionDoc['charged_by']>, RecordRecovery>> = { record: recordRecovery, processing: processingRecovery };
+
 async function interruptedRecords(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
-  const { transactions } = deps.ctx.mongo.collections;
-  const records = await transactions.find(UNSETTLED_RECORDS).toArray();
-  const byJob = await outcomesOf(deps, records.flatMap((r) => (r.record_job ? [r.record_job] : [])));
+  const records = await deps.ctx.mongo.collections.transactions.find(UNSETTLED_RECORDS).toArray();
+  const decisions = await outcomesOf(deps, records.flatMap((r) => { const job = r.charged_by ? RECORD_RECOVERIES[r.charged_by].jobOf(r) : null; return job ? [job] : []; }));
   for (const record of records) {
     if (record.state === 'rolling_back') {
       // Marked just before its refund; so for the takeover time, its rollback was interrupted.
@@ -184,33 +161,12 @@ async function interruptedRecords(deps: TransactionDeps, cutoff: number, result:
       }
       continue;
     }
-    if (record.charged_by === 'record') {
-      if (record.record_deadline === undefined || record.record_deadline >= cutoff || !record.record_job) continue;
-      const ref = { jobId: record.record_job, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag };
-      if (await stands(deps, byJob.get(record.record_job), ref, { account_tag: record.account_tag, record_id: record._id })) {
-        await applyOnce(deps.ctx.mongo.collections, { op: opIds.charge(record._id), account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
-        await markCharged(transactions, record.account_tag, record._id);
-        result.recordsFinished += 1;
-      } else {
-        await refundRecord(deps, record);
-        result.recordsUndone += 1;
-      }
-    } else if (record.charged_by === 'processing') {
-      // While its running entry is there, processing (or requeue-ended) will charge it.
-      if (await deps.ctx.mongo.collections.accounts.findOne({ account_tag: record.account_tag, 'running_transactions.id': record._id }, { projection: { _id: 1 } })) continue;
-      const outcome = await reconcile(deps, record.account_tag, record._id);
-      if (outcome === 'already-done') result.recordsFinished += 1;
-      else if (outcome === 'rolled-back') result.recordsUndone += 1;
-    }
-  }
-}
-
-async function unfinishedRollbacks(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
-  const { outcomes } = deps.ctx.mongo.collections;
-  const cursor = outcomes.find({ ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false }, at: { $lt: new Date(cutoff) } });
-  for await (const doc of cursor) {
-    await applyRollback(deps, doc._id, doc.targets ?? []);
-    result.rollbacksFinished += 1;
+    const recovery = record.charged_by ? RECORD_RECOVERIES[record.charged_by] : undefined;
+    if (!recovery || !recovery.due(record, cutoff)) continue;
+    const job = recovery.jobOf(record);
+    const done = await recovery.recover(deps, record, job ? decisions.get(job) : undefined);
+    if (done === 'finished') result.recordsFinished += 1;
+    else if (done === 'undone') result.recordsUndone += 1;
   }
 }
 

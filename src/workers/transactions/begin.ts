@@ -13,6 +13,7 @@ import { TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
 import { dropExpired, takeOverReservation } from './reservations';
 import { PartyRate, rateParty } from './route';
+import type { EntryRecovery } from './recovery';
 
 const MAX_OPTIMISTIC_ATTEMPTS = 200;
 
@@ -222,3 +223,11 @@ export async function takeBackBegin(
   }
   return removed;
 }
+
+/** The recovery sweep's part for begin: an entry whose begin was never decided 'done' is removed. */
+export const beginRecovery: EntryRecovery = {
+  op: 'begin',
+  field: 'begin_job',
+  pending: (entry) => (entry.begin_job && entry.begin_deadline != null ? { jobId: entry.begin_job, deadline: entry.begin_deadline } : null),
+  undo: (deps, accountTag, entry) => removeEntry(deps, accountTag, entry.id),
+};

@@ -7,6 +7,7 @@ import { done, type EndJob, type OperationResult, Reasons, refused } from '../..
 import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';
+import type { EntryRecovery } from './recovery';
 
 /** Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress. */
 async function endEntry(
@@ -180,3 +181,14 @@ export async function takeBackEnd(deps: TransactionDeps, callerTag: string, tran
 }
 
 const entryOfCall = (doc: Pick<AccountDoc, 'running_transactions'> | null, call: string) => doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
+
+/** The recovery sweep's part for end: an entry ended by an end never decided 'done' goes back in progress. */
+export const endRecovery: EntryRecovery = {
+  op: 'end',
+  field: 'end_job',
+  pending: (entry) => (!entry.in_progress && entry.end_job && entry.end_deadline != null ? { jobId: entry.end_job, deadline: entry.end_deadline } : null),
+  undo: async (deps, accountTag, entry, jobId) => {
+    await unEndEntry(deps.ctx.mongo.collections.accounts, accountTag, jobId, { id: entry.id });
+    return true;
+  },
+};

@@ -1,6 +1,7 @@
 import { opIds, wasApplied } from '../../shared/ledger';
 import type { TransactionDeps } from './deps';
 import { markCharged } from './record-store';
+import type { RecordRecovery } from './recovery';
 
 export type ProcessingOutcome = 'charged' | 'already-done' | 'not-ended' | 'rolled-back' | 'gone' | 'duplicate';
 
@@ -32,3 +33,17 @@ export async function reconcile(deps: TransactionDeps, accountTag: string, recor
   await transactions.deleteOne({ _id: recordId, account_tag: accountTag, state: 'pending' });
   return 'rolled-back';
 }
+
+/**
+ * The recovery sweep's part for processing: a record left 'pending' by processing is settled from the
+ * ledger once its running entry is gone (while the entry is there, processing or requeue-ended charges it).
+ */
+export const processingRecovery: RecordRecovery = {
+  due: () => true,
+  jobOf: () => null,
+  recover: async (deps, record) => {
+    if (await deps.ctx.mongo.collections.accounts.findOne({ account_tag: record.account_tag, 'running_transactions.id': record._id }, { projection: { _id: 1 } })) return null;
+    const outcome = await reconcile(deps, record.account_tag, record._id);
+    return outcome === 'already-done' ? 'finished' : outcome === 'rolled-back' ? 'undone' : null;
+  },
+};

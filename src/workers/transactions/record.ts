@@ -12,6 +12,7 @@ import { ratedRecord } from './records';
 import { releaseReservations } from './reservations';
 import type { Party } from './parties';
 import { afterDebit, insertRecord, markCharged } from './record-store';
+import { stands, type RecordRecovery } from './recovery';
 
 export type RecordOutcome = OperationResult & {
   /** Fee charged to the calling account (0 on refusal or duplicate). */
@@ -173,3 +174,22 @@ export async function takeBackRecord(deps: TransactionDeps, callerTag: string, t
     if (doc && doc.record_job === jobId) await refundRecord(deps, doc);
   }
 }
+
+/**
+ * The recovery sweep's part for recordTransaction: a record still 'pending' past its job's deadline is
+ * finished (charged, marked) if that job was decided 'done' with it, else refunded and deleted.
+ */
+export const recordRecovery: RecordRecovery = {
+  due: (record, cutoff) => record.record_deadline !== undefined && record.record_deadline < cutoff && !!record.record_job,
+  jobOf: (record) => record.record_job ?? null,
+  recover: async (deps, record, decision) => {
+    const ref = { jobId: record.record_job!, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag };
+    if (!(await stands(deps, decision, ref, { account_tag: record.account_tag, record_id: record._id }))) {
+      await refundRecord(deps, record);
+      return 'undone';
+    }
+    await applyOnce(deps.ctx.mongo.collections, { op: opIds.charge(record._id), account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
+    await markCharged(deps.ctx.mongo.collections.transactions, record.account_tag, record._id);
+    return 'finished';
+  },
+};

@@ -130,3 +130,14 @@ async function batchStateBy(deps: TransactionDeps, batchId: string, deadline: nu
 }
 
 const BATCH_POLL_MS = 100;
+
+/** The recovery sweep's part for rollback: rollbacks decided 'done' before `cutoff` and never carried out are carried out. */
+export async function finishDecidedRollbacks(deps: TransactionDeps, cutoff: number): Promise<number> {
+  const cursor = deps.ctx.mongo.collections.outcomes.find({ ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false }, at: { $lt: new Date(cutoff) } });
+  let finished = 0;
+  for await (const doc of cursor) {
+    await applyRollback(deps, doc._id, doc.targets ?? []);
+    finished += 1;
+  }
+  return finished;
+}
