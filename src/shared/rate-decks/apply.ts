@@ -7,6 +7,7 @@ import type { Collections } from '../mongo';
 import { DeckError, deckLine, deckPrefix, readDeck, type DeckLine, type DeckRecord } from './parse';
 import { planLine, planRemoval, sameState, type DeckRate, type LineVerdict } from './plan';
 import { emptyReport, type DeckProgress, type DeckReport, type RejectedLine } from './report';
+import { versionOf } from '../rating/terms';
 
 /** The I/O of a rate deck over the service's collections; ./index.ts states its guarantees. */
 
@@ -71,13 +72,7 @@ export function casFilter(doc: PricelistRateDoc): Filter<PricelistRateDoc> {
     pricelist_tag: doc.pricelist_tag,
     carrier_tag: doc.carrier_tag,
     prefix: doc.prefix,
-    datetime_start: doc.datetime_start ?? null,
-    datetime_end: doc.datetime_end ?? null,
-    connect_fee: doc.connect_fee,
-    rate: doc.rate,
-    rate_increment: doc.rate_increment,
-    interval_start: doc.interval_start,
-    description: doc.description ?? null,
+    ...versionOf(doc),
     // Exactly n earlier versions (absent counts as none).
     [`previous_versions.${n}`]: { $exists: false },
     ...(n > 0 ? { [`previous_versions.${n - 1}`]: { $exists: true } } : {}),

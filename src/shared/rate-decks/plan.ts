@@ -1,4 +1,5 @@
 import type { PricelistRateDoc, RateVersion } from '../domain/types';
+import { sameTerms, versionOf } from '../rating/terms';
 
 /**
  * The pure part of a rate deck (see ./index.ts for the guarantees): what one deck line, or one prefix
@@ -27,32 +28,19 @@ export interface LinePlan {
 /** What a prefix missing from the deck does: nothing, a replacement, or deleting the document. */
 export type RemovalPlan = { kind: 'none' } | { kind: 'replace'; doc: PricelistRateDoc } | { kind: 'delete' };
 
-const TERMS = ['connect_fee', 'rate', 'rate_increment', 'interval_start'] as const;
-
 const ms = (d: Date | null | undefined): number | null => (d === null || d === undefined ? null : d.getTime());
 
 /** The current version of a document (its own fields). */
 export function currentVersion(doc: PricelistRateDoc): RateVersion {
-  return {
-    datetime_start: doc.datetime_start ?? null,
-    datetime_end: doc.datetime_end ?? null,
-    connect_fee: doc.connect_fee,
-    rate: doc.rate,
-    rate_increment: doc.rate_increment,
-    interval_start: doc.interval_start,
-    description: doc.description ?? null,
-  };
+  return versionOf(doc);
 }
 
 /** Earlier versions then the current one, in time order. */
 export function versionsOf(doc: PricelistRateDoc): RateVersion[] {
-  return [...(doc.previous_versions ?? []).map((v) => ({ ...v, description: v.description ?? null })), currentVersion(doc)];
+  return [...(doc.previous_versions ?? []).map(versionOf), currentVersion(doc)];
 }
 
-/** Same rating terms and description (the window is not compared). */
-export function sameTerms(a: Omit<RateVersion, 'datetime_start' | 'datetime_end'>, b: Omit<RateVersion, 'datetime_start' | 'datetime_end'>): boolean {
-  return TERMS.every((k) => a[k] === b[k]) && (a.description ?? null) === (b.description ?? null);
-}
+export { sameTerms };
 
 /** Start inclusive, end exclusive, null bounds open (as rating reads them). */
 export function isValidAt(v: Pick<RateVersion, 'datetime_start' | 'datetime_end'>, at: Date): boolean {
@@ -91,28 +79,14 @@ function withVersions(doc: Pick<PricelistRateDoc, '_id' | 'pricelist_tag' | 'car
     pricelist_tag: doc.pricelist_tag,
     carrier_tag: doc.carrier_tag,
     prefix: doc.prefix,
-    datetime_start: current.datetime_start,
-    datetime_end: current.datetime_end,
-    connect_fee: current.connect_fee,
-    rate: current.rate,
-    rate_increment: current.rate_increment,
-    interval_start: current.interval_start,
-    description: current.description ?? null,
-    previous_versions: versions.slice(0, -1).map((v) => ({ ...v, description: v.description ?? null })),
+    ...versionOf(current),
+    previous_versions: versions.slice(0, -1).map(versionOf),
   };
 }
 
 /** The deck line's terms as a version valid from `at` on. */
 function newVersion(line: DeckRate, at: Date): RateVersion {
-  return {
-    datetime_start: new Date(at.getTime()),
-    datetime_end: null,
-    connect_fee: line.connect_fee,
-    rate: line.rate,
-    rate_increment: line.rate_increment,
-    interval_start: line.interval_start,
-    description: line.description,
-  };
+  return versionOf({ ...line, datetime_start: at, datetime_end: null });
 }
 
 /**

@@ -1,5 +1,6 @@
 export { callDurationSeconds } from './duration';
-export { computeFee, normalizeTerms, feeForSeconds, ceilDiv, type NormalizedTerms } from './fee';
+export { computeFee, feeForSeconds, ceilDiv } from './fee';
+export { normalizeTerms, sameTerms, snapshotOf, termsOf, versionOf, TERM_FIELDS, type NormalizedTerms } from './terms';
 export { maxAvailableUnits, canAffordStart, DEFAULT_HEADROOM_SECONDS, MAX_UNITS_CAP } from './units';
 export { runningCost, availableBalance } from './available';
 export {

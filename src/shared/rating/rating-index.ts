@@ -12,6 +12,7 @@ import {
   type RouteQuery,
   type RouteRate,
 } from './routing';
+import { versionOf } from './terms';
 
 interface IndexedRate {
   doc: PricelistRateDoc;
@@ -50,13 +51,7 @@ function versionsOf(doc: PricelistRateDoc): PricelistRateDoc[] {
     ...previous.map(
       (v): PricelistRateDoc => ({
         ...base,
-        datetime_start: v.datetime_start ?? null,
-        datetime_end: v.datetime_end ?? null,
-        connect_fee: v.connect_fee,
-        rate: v.rate,
-        rate_increment: v.rate_increment,
-        interval_start: v.interval_start,
-        description: v.description ?? null,
+        ...versionOf(v),
       }),
     ),
     doc,

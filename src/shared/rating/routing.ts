@@ -1,4 +1,5 @@
 import type { CarrierDoc, PricelistRateDoc, RateSnapshot } from '../domain/types';
+import { snapshotOf, versionOf } from './terms';
 
 /** A rate as returned by routing: the snapshot to save plus where it came from. */
 export type RouteRate = RateSnapshot & {
@@ -65,29 +66,12 @@ export function toRouteRate(doc: PricelistRateDoc): RouteRate {
     pricelist_tag: doc.pricelist_tag,
     carrier_tag: doc.carrier_tag,
     prefix: doc.prefix,
-    description: doc.description ?? null,
-    connect_fee: doc.connect_fee,
-    rate: doc.rate,
-    rate_increment: doc.rate_increment,
-    interval_start: doc.interval_start,
-    datetime_start: doc.datetime_start ? new Date(doc.datetime_start.getTime()) : null,
-    datetime_end: doc.datetime_end ? new Date(doc.datetime_end.getTime()) : null,
+    ...versionOf(doc),
   };
 }
 
 /** Just the snapshot fields, for `destination_rate` on running entries and records. */
-export function toRateSnapshot(rate: RateSnapshot): RateSnapshot {
-  return {
-    pricelist_tag: rate.pricelist_tag,
-    carrier_tag: rate.carrier_tag,
-    prefix: rate.prefix,
-    description: rate.description ?? null,
-    connect_fee: rate.connect_fee,
-    rate: rate.rate,
-    rate_increment: rate.rate_increment,
-    interval_start: rate.interval_start,
-  };
-}
+export const toRateSnapshot = snapshotOf;
 
 function compareStrings(a: string, b: string): number {
   // Code-unit order, independent of the process locale.
