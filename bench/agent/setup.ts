@@ -31,7 +31,7 @@ export function parseOptions(argv: string[]): Options {
   const o: Options = {
     // One worker process per spare core: on two cores the agent, Redis and MongoDB have the rest, and
     // a second worker process cost 1.4 ms of CPU per call more at 175 calls/s (docs/BENCHMARKS.md,
-    // "Issue 12, session 9"). `--workers 2` measures that layout.
+    // "Findings that shaped the code": one worker process on two cores). `--workers 2` measures that layout.
     workers: 1,
     accounts: 1000,
     parents: 5,

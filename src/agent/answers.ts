@@ -2,7 +2,7 @@ import { type AuthorizationJob, type AuthorizationResult, type BadInputReason, t
 import type { JsonSchema } from '../shared/validation/fields';
 
 /**
- * What the agent answers, in the shape of Canyan's agent (DESIGN.md section 9): the worker's result
+ * What the agent answers, in the shape of Canyan's agent (docs/DESIGN.md section 9): the worker's result
  * plus the request's own identifiers, so a proxy can match an answer to its call without keeping
  * state. The tables describe the answers to GraphQL (graphql/transactions.ts) and OpenAPI
  * (rest/openapi.ts).

@@ -34,7 +34,7 @@ export interface Config {
   workerConcurrency: number;
   /**
    * How long processing's grouped commands wait for other calls to share them (PROCESSING_WINDOW_MS);
-   * 0, the default, sends them at once (DESIGN.md section 4: no batching delay unless configured).
+   * 0, the default, sends them at once (docs/DESIGN.md section 4: no batching delay unless configured).
    */
   processingWindowMs: number;
   /** Processing jobs each worker process runs at once (PROCESSING_CONCURRENCY; a window holds jobs longer). */

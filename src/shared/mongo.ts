@@ -101,7 +101,7 @@ export const ROLLBACK_OUTCOMES = { op: 'rollback' } as const;
  */
 export const UNSETTLED_RECORDS: { state: { $in: readonly RecordState[] } } = { state: { $in: ['pending', 'rolling_back'] } };
 
-/** The unique indexes are the storage rules of DESIGN.md section 2: duplicates are refused by the store. */
+/** The unique indexes are the storage rules of docs/DESIGN.md section 2: duplicates are refused by the store. */
 export async function ensureIndexes(collections: Collections): Promise<void> {
   await dropRetiredIndexes(collections);
   await Promise.all([

@@ -1,5 +1,5 @@
 /**
- * The fuzz test's checker (test/fuzz/README.md): what one answer must look like, from DESIGN.md
+ * The fuzz test's checker (test/fuzz/README.md): what one answer must look like, from docs/DESIGN.md
  * section 5, docs/API.md ("Errors") and docs/AGENT.md.
  * - an answer at all, within the per-request timeout, and not 5xx;
  * - JSON in the documented shape: GraphQL `{ data?, errors?: [{ message, extensions: { code } }] }`

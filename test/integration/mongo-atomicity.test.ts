@@ -2,7 +2,7 @@ import { MongoClient } from 'mongodb';
 import { serverUrls, uniqueName } from '../support/harness';
 
 /**
- * The engine relies on single-document atomicity (DESIGN.md section 2). This proves the server under
+ * The engine relies on single-document atomicity (docs/DESIGN.md section 2). This proves the server under
  * test gives it: many independent clients racing on one document lose nothing and break no bound.
  */
 describe('MongoDB-wire server single-document atomicity', () => {

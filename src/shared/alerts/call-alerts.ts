@@ -4,7 +4,7 @@ import { type Reason, Reasons } from '../calls';
 import { enqueueAlert } from './enqueue';
 import { AlertRecipient, recipientOf } from './recipients';
 
-/** Refusal reasons worth telling the account about (DESIGN.md section 6); others are the caller's mistakes. */
+/** Refusal reasons worth telling the account about (docs/DESIGN.md section 6); others are the caller's mistakes. */
 export const ALERTED_REFUSALS: ReadonlySet<Reason> = new Set([Reasons.BALANCE_INSUFFICIENT, Reasons.TOO_MANY_RUNNING_TRANSACTIONS]);
 
 /** A transaction-scoped condition is remembered this long: in practice, once per call. */

@@ -16,7 +16,7 @@ export function tokensCollection(db: Db): Collection<TokenDoc> {
   return db.collection<TokenDoc>('tokens');
 }
 
-/** Lookups go by `hash`, an exact unique key (DESIGN.md section 2: no scans on the hot path). */
+/** Lookups go by `hash`, an exact unique key (docs/DESIGN.md section 2: no scans on the hot path). */
 export async function ensureTokenIndexes(db: Db): Promise<void> {
   await tokensCollection(db).createIndex({ hash: 1 }, { unique: true });
 }

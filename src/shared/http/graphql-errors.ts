@@ -4,7 +4,7 @@ import { ErrorCodes, HTTP_STATUS_OF_CODE, RequestErrorCodes, ServiceError } from
 
 /**
  * Turns what Mercurius hands over (resolver errors, and request errors: syntax, validation,
- * variable coercion, HTTP-level failures) into the error shape of DESIGN.md section 5:
+ * variable coercion, HTTP-level failures) into the error shape of docs/DESIGN.md section 5:
  * `errors[]` with `message`, `locations`, `path` and `extensions.code`.
  *
  * - A ServiceError keeps its code and details (`field` for BAD_USER_INPUT).

@@ -126,7 +126,7 @@ function requestParams(context: MercuriusContext): RequestParams {
 
 /**
  * Mounts `/graphql` built from schema modules. Resolvers get `{ ctx, ...extraContext }` as their
- * context; errors are shaped by `formatGraphqlErrors` (codes of DESIGN.md section 5). Documents over
+ * context; errors are shaped by `formatGraphqlErrors` (codes of docs/DESIGN.md section 5). Documents over
  * the limits of src/shared/graphql/limits.ts are refused (400) before any resolver runs.
  */
 export async function registerGraphql<Extra extends object = Record<string, never>>(

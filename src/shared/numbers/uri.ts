@@ -1,5 +1,5 @@
 /**
- * Numbers as SIP proxies send them (DESIGN.md section 4): plain numbers, `sip:`/`sips:`/`tel:` URIs,
+ * Numbers as SIP proxies send them (docs/DESIGN.md section 4): plain numbers, `sip:`/`sips:`/`tel:` URIs,
  * name-addr forms with display names and `<>`. The one place they are taken apart; rating, the
  * validation of number fields and account tags all go through here, so a value means the same
  * number everywhere. Hand-written rather than a dependency: no maintained npm package does this
@@ -25,7 +25,7 @@
  *   `%ZZ`, a lone `%C3`) stays as written, and so does one spelling a control character, so the
  *   number rated on never holds a character the text rules refuse.
  * - The rating number drops every visual separator (space, `-`, `.`, `(`, `)`: RFC 3966 plus the
- *   space DESIGN.md allows) wherever it appears, then the leading `+`. A repeated one (`++39`,
+ *   space docs/DESIGN.md allows) wherever it appears, then the leading `+`. A repeated one (`++39`,
  *   `+ (+39)`, `%2B+39`) goes too, so rating its own output changes nothing. Other whitespace
  *   (tabs, no-break spaces) is kept, so number fields can refuse it.
  * - Non-URI text is its own user part: `+39 06 1234` and `(020) 555.0100` rate as 39061234 and

@@ -4,7 +4,7 @@
  * (docs/RATE-DECKS.md). Used by `rating rates import` (src/cli/rates.ts) and `POST /v1/rate-decks`
  * (src/api/rest/rate-decks.ts).
  *
- * Storage: one document per (pricelist_tag, carrier_tag, prefix) (the unique index of DESIGN.md
+ * Storage: one document per (pricelist_tag, carrier_tag, prefix) (the unique index of docs/DESIGN.md
  * section 2); its fields are the current version and `previous_versions` the versions a deck replaced,
  * closed windows in time order. Rating reads every version as a candidate valid in its own window, so
  * a call that started before T is rated and routed with the terms of its time.

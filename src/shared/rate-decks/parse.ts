@@ -81,7 +81,7 @@ export function deckLine(row: Readonly<Record<string, string | undefined>>): Dec
         prefix: p.prefix,
         rate,
         connect_fee: integerCell('connect_fee', row.connect_fee) ?? 0,
-        // 1 is what a missing increment means to the fee formula (DESIGN.md section 3), as createPricelistRate stores it.
+        // 1 is what a missing increment means to the fee formula (docs/DESIGN.md section 3), as createPricelistRate stores it.
         rate_increment: integerCell('rate_increment', row.rate_increment) ?? 1,
         interval_start: integerCell('interval_start', row.interval_start) ?? 0,
         description: descriptionCell === '' ? null : text(TextLimits.DESCRIPTION)('description', descriptionCell),

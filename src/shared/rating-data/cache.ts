@@ -4,7 +4,7 @@ import { RatingIndex } from '../rating';
 
 /**
  * Rating data (rates and carriers) lives in each process's memory as a prefix index, so rating a
- * call costs no database round trip (DESIGN.md section 2). Every write to carriers, pricelists or
+ * call costs no database round trip (docs/DESIGN.md section 2). Every write to carriers, pricelists or
  * rates bumps a version in Redis and announces it (src/shared/announced-version.ts); holders rebuild
  * when the version moved.
  */

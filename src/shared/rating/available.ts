@@ -14,7 +14,7 @@ export function runningCost(entry: RunningTransaction, now: Date): bigint {
   return computeFee(entry.rate, callDurationSeconds(entry.timestamp_begin, end));
 }
 
-/** Balance minus what the account's running transactions already owe (DESIGN 3). */
+/** Balance minus what the account's running transactions already owe (docs/DESIGN.md section 3). */
 export function availableBalance(
   balance: bigint,
   running: readonly RunningTransaction[],

@@ -1,6 +1,6 @@
 /**
  * Call duration in whole seconds; a started second counts as a full one.
- * An end before or at the begin gives 0 (DESIGN 3).
+ * An end before or at the begin gives 0 (docs/DESIGN.md section 3).
  */
 export function callDurationSeconds(begin: Date, end: Date): number {
   const b = begin.getTime();

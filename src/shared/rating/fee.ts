@@ -17,7 +17,7 @@ export function feeForSeconds(t: NormalizedTerms, seconds: bigint): bigint {
 }
 
 /**
- * Fee in minor units (DESIGN 3):
+ * Fee in minor units (docs/DESIGN.md section 3):
  * billable = max(0, duration - interval_start),
  * charged = ceil(billable / increment) * increment,
  * fee = connect_fee + ceil(rate * charged / 60); a 0-second call costs nothing.

@@ -121,7 +121,7 @@ export class RatingIndex {
    * The longest prefix of `destination` having a rate in `pricelistTags` valid at `at` with an
    * active carrier, and all such rates at that prefix; null when the destination is unreachable.
    * Every lookup (route, bestRate) comes through here, so a SIP/TEL URI or a formatted number
-   * rates like its bare digits (DESIGN.md section 4).
+   * rates like its bare digits (docs/DESIGN.md section 4).
    */
   matchingPrefixRates(
     pricelistTags: readonly string[] | null,
@@ -166,7 +166,7 @@ export class RatingIndex {
   }
 
   /**
-   * Least-cost routing (DESIGN 3): one candidate per carrier at the longest matching prefix
+   * Least-cost routing (docs/DESIGN.md section 3): one candidate per carrier at the longest matching prefix
    * (a carrier in several pricelists keeps its cheapest rate, ties going to the earlier
    * pricelist), ordered by price then carrier_tag, preferred carriers first, override applied.
    * Empty means the destination is unreachable for this account.

@@ -1,7 +1,7 @@
 import type { AccountType, RateTerms } from '../domain/types';
 import { feeForSeconds, normalizeTerms } from './fee';
 
-/** 4 hours: the longest call authorization ever grants (DESIGN 3). */
+/** 4 hours: the longest call authorization ever grants (docs/DESIGN.md section 3). */
 export const MAX_UNITS_CAP = 14400;
 
 /**
@@ -54,7 +54,7 @@ export function maxAvailableUnits(
 
 /**
  * Whether a prepaid call may start: the available balance pays the connect fee plus one
- * increment at the rate (DESIGN 4). `terms` null (nothing charged) only needs a non-negative
+ * increment at the rate (docs/DESIGN.md section 4). `terms` null (nothing charged) only needs a non-negative
  * available balance.
  */
 export function canAffordStart(terms: RateTerms | null, available: bigint): boolean {

@@ -28,7 +28,7 @@ export const TextLimits = {
   TAG_LIST: 100,
   TEXT: 256,
   DESCRIPTION: 1024,
-  // Room for the SIP/TEL URIs proxies send (DESIGN.md section 4): display name, host, parameters.
+  // Room for the SIP/TEL URIs proxies send (docs/DESIGN.md section 4): display name, host, parameters.
   NUMBER: 256,
   PREFIX: 64,
   HOST: 253,

@@ -14,7 +14,7 @@ export type { ProcessingOutcome } from './reconcile';
 
 /**
  * Rates an ended call of one account, saves its record, debits the balance and removes the running
- * entry. Exactly once whatever is retried or redelivered (DESIGN.md section 2):
+ * entry. Exactly once whatever is retried or redelivered (docs/DESIGN.md section 2):
  *  1. insert the record ('pending'), whose `_id` is the running entry's unique id, so every attempt
  *     writes the same record and the charge's ledger id (`charge:<_id>`) names this call only;
  *  2. one atomic account update, guarded by the entry being there, removes it and debits the fee

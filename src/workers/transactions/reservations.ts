@@ -5,7 +5,7 @@ import type { TransactionDeps } from './deps';
 import { Reasons } from '../../shared/calls';
 
 /**
- * Concurrency reservations (DESIGN.md section 4, issue 11). An authorization with a transaction_tag
+ * Concurrency reservations (docs/DESIGN.md section 4, issue 11). An authorization with a transaction_tag
  * holds a slot on every party that has a limit, as an element of `running_transactions` flagged by
  * `reserved_until`: it counts against `max_concurrent_transactions` through the same array-index
  * filter as a begin, so parallel authorizations and begins together never exceed the limit. It has no

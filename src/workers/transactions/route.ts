@@ -33,7 +33,7 @@ export function routeFor(
 
 /**
  * The rate of each party: outbound parties need a route (null = unreachable). The inbound receiver is
- * charged nothing: DESIGN.md section 4 keeps the door open for inbound rates but charges none by default.
+ * charged nothing: docs/DESIGN.md section 4 keeps the door open for inbound rates but charges none by default.
  */
 export function rateParty(
   index: RatingIndex,

@@ -5,7 +5,7 @@ type Auth = { authorized: boolean; unauthorized_reason: string | null; unauthori
 type Answer = { ok: boolean; reason: string | null };
 
 /**
- * Reservations at authorization (issue 11, DESIGN.md section 4): an authorization with a
+ * Reservations at authorization (issue 11, docs/DESIGN.md section 4): an authorization with a
  * transaction_tag holds a concurrency slot on every party until begin turns it into the running
  * entry, rollback releases it, or it expires (RESERVATION_SECONDS, 2 s here).
  */

@@ -1,6 +1,6 @@
 import { ApiHarness, expectError, startApi } from './api-harness';
 
-/** The error contract of DESIGN.md section 5, as the management API answers it. */
+/** The error contract of docs/DESIGN.md section 5, as the management API answers it. */
 describe('API errors', () => {
   let api: ApiHarness;
 

@@ -3,7 +3,7 @@ import type { DataProvider, Identifier, RaRecord } from 'ra-core';
 import { ApiHarness, startApi } from './api-harness';
 
 /**
- * The API follows the ra-data-graphql-simple conventions (DESIGN.md section 9): the real data
+ * The API follows the ra-data-graphql-simple conventions (docs/DESIGN.md section 9): the real data
  * provider introspects the running API and drives every resource through getList, getOne,
  * getMany, getManyReference, create, update and delete, as a react-admin app would.
  */

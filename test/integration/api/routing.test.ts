@@ -2,7 +2,7 @@ import { ApiHarness, expectError, startApi } from './api-harness';
 
 /**
  * destination_rate / least_cost_routing on Account and the leastCostRouting query answer from the
- * same in-memory rating index the engine rates calls with (DESIGN.md section 3).
+ * same in-memory rating index the engine rates calls with (docs/DESIGN.md section 3).
  */
 describe('API routing answers', () => {
   let api: ApiHarness;

@@ -7,7 +7,7 @@ import { createTestContext, TestContext } from '../../support/harness';
 
 /**
  * Issue 10, items 1 and 3: malformed requests and over-limit documents answer HTTP 400 with the
- * error shape of DESIGN.md section 5 and a clear code, never a 500, on both GraphQL endpoints (the
+ * error shape of docs/DESIGN.md section 5 and a clear code, never a 500, on both GraphQL endpoints (the
  * API and the agent), and change nothing (every collection and every queue key compared).
  */
 

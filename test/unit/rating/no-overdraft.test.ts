@@ -3,7 +3,7 @@ import type { RateTerms } from '../../../src/shared/domain/types';
 import { callDurationSeconds, computeFee, DEFAULT_HEADROOM_SECONDS, maxAvailableUnits, MAX_UNITS_CAP } from '../../../src/shared/rating';
 
 /**
- * The no-overdraft rule (docs/AGENT.md, DESIGN.md section 4): a proxy that cuts a prepaid call
+ * The no-overdraft rule (docs/AGENT.md, docs/DESIGN.md section 4): a proxy that cuts a prepaid call
  * at `max_available_units` with a timer of 1 s granularity, and stamps the end up to a second later
  * (its own latency, or the agent's when the agent stamps it), never makes the call cost more than the
  * available balance. So a cut anywhere in [units, units + headroom) seconds, billed per started

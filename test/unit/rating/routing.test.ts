@@ -117,7 +117,7 @@ describe('RatingIndex prefix choice', () => {
   });
 });
 
-describe('RatingIndex on SIP/TEL URI destinations (DESIGN.md section 4)', () => {
+describe('RatingIndex on SIP/TEL URI destinations (docs/DESIGN.md section 4)', () => {
   const index = RatingIndex.build(
     [rate('retail', 'b', '44', 10), rate('retail', 'c', '4420', 12), rate('retail', 'd', '4420', 11), rate('retail', 'a', '4', 5)],
     CARRIERS,

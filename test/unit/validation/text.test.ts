@@ -157,7 +157,7 @@ describe('text rules shared by every surface', () => {
     });
   });
 
-  describe('number: plain numbers and SIP/TEL URIs as proxies send them (DESIGN.md section 4)', () => {
+  describe('number: plain numbers and SIP/TEL URIs as proxies send them (docs/DESIGN.md section 4)', () => {
     it.each([
       'sip:+39 06 1234@host;user=phone',
       '<sip:+39 06 1234@10.0.0.1:5060;user=phone>',

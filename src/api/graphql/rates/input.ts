@@ -14,7 +14,7 @@ export const rateRules: FieldRules<RateFields> = {
   datetime_end: { parse: dateTime, nullable: true },
   connect_fee: { parse: nonNegativeInt, fallback: () => 0 },
   rate: { parse: nonNegativeInt, required: true },
-  // 1 is what a missing increment means to the fee formula (DESIGN.md section 3); stored explicitly.
+  // 1 is what a missing increment means to the fee formula (docs/DESIGN.md section 3); stored explicitly.
   rate_increment: { parse: nonNegativeInt, fallback: () => 1 },
   interval_start: { parse: nonNegativeInt, fallback: () => 0 },
   description: { parse: text(TextLimits.DESCRIPTION), nullable: true },

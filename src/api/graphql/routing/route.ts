@@ -10,7 +10,7 @@ export interface RoutingQuery {
 }
 
 /**
- * Least-cost routing for a call starting now, by the rules of DESIGN.md section 3, from the
+ * Least-cost routing for a call starting now, by the rules of docs/DESIGN.md section 3, from the
  * in-memory rating index (the one the engine rates calls with).
  */
 export async function routeNow(ratingData: ApiServices['ratingData'], query: RoutingQuery): Promise<RouteCandidate[]> {
