@@ -16,5 +16,9 @@ export default tseslint.config(
   // its Vite config is an ES module run by Node.
   { files: ['src/console/**/*.{ts,tsx}'], languageOptions: { parserOptions: { ecmaFeatures: { jsx: true } } } },
   { files: ['src/console/**/*.mjs'], languageOptions: { sourceType: 'module', globals: { URL: 'readonly', process: 'readonly' } } },
-  { files: ['**/*.js', '**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  {
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly', process: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

@@ -28,8 +28,18 @@ const arg = (name: string, fallback: number) => {
 async function main(): Promise<void> {
   const parents = arg('parents', 0);
   const limited = flag('limit');
-  const services = await startLocalServices({ mongoUrl: process.env.MONGO_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: '' }, { ephemeral: true });
-  const config = loadConfig({ MONGO_URL: services.mongoUrl, REDIS_URL: services.redisUrl, MONGO_DB: 'bench_commands', QUEUE_PREFIX: 'benchcommands', LOG_LEVEL: 'warn', NODE_ENV: 'test' });
+  const services = await startLocalServices(
+    { mongoUrl: process.env.MONGO_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: '' },
+    { ephemeral: true },
+  );
+  const config = loadConfig({
+    MONGO_URL: services.mongoUrl,
+    REDIS_URL: services.redisUrl,
+    MONGO_DB: 'bench_commands',
+    QUEUE_PREFIX: 'benchcommands',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'test',
+  });
   const ctx = await createContext(config, services, createLogger(config, 'bench'));
   const counted = await connectMongo(services.mongoUrl, config.mongoDb, { monitorCommands: true });
   let phase = 'setup';
@@ -58,20 +68,54 @@ async function main(): Promise<void> {
     const deadline = () => Date.now() + 5000;
     const call = { transaction_tag: 'call-1', account_tag: 'caller' };
     phase = 'authorization';
-    await authorize(deps, { op: 'authorization', ...call, destination_account_tag: null, source: '100', destination: '393299', deadline: deadline() });
+    await authorize(deps, {
+      op: 'authorization',
+      ...call,
+      destination_account_tag: null,
+      source: '100',
+      destination: '393299',
+      deadline: deadline(),
+    });
     phase = 'begin';
-    const started = await begin(deps, { op: 'begin', ...call, source: '100', destination: '393299', source_ip: null, carrier_ip: null, tags: null, destination_account_tag: null, timestamp_auth: null, timestamp_begin: new Date().toISOString(), deadline: deadline() }, { id: 'job-begin', deadline: deadline(), rerun: false });
+    const started = await begin(
+      deps,
+      {
+        op: 'begin',
+        ...call,
+        source: '100',
+        destination: '393299',
+        source_ip: null,
+        carrier_ip: null,
+        tags: null,
+        destination_account_tag: null,
+        timestamp_auth: null,
+        timestamp_begin: new Date().toISOString(),
+        deadline: deadline(),
+      },
+      { id: 'job-begin', deadline: deadline(), rerun: false },
+    );
     phase = 'end';
-    const ended = await end(deps, { op: 'end', ...call, timestamp_end: new Date(Date.now() + 30_000).toISOString(), deadline: deadline() }, { id: 'job-end', deadline: deadline(), rerun: false });
+    const ended = await end(
+      deps,
+      { op: 'end', ...call, timestamp_end: new Date(Date.now() + 30_000).toISOString(), deadline: deadline() },
+      { id: 'job-end', deadline: deadline(), rerun: false },
+    );
     if (!started.ok || !ended.ok) throw new Error(`call refused: begin ${started.reason}, end ${ended.reason}`);
     for (const tag of ['caller', ...parentTags]) {
       const entry = (await c.accounts.findOne({ account_tag: tag }))!.running_transactions[0];
       phase = 'processing';
-      await processEndedCall(deps, { account_tag: tag, transaction_tag: call.transaction_tag, entry_id: entry.id, enqueued_at: new Date().toISOString() });
+      await processEndedCall(deps, {
+        account_tag: tag,
+        transaction_tag: call.transaction_tag,
+        entry_id: entry.id,
+        enqueued_at: new Date().toISOString(),
+      });
       phase = 'setup';
     }
     await rating.close();
-    const lines = [`MongoDB commands per call: 1 caller${parents ? ` + ${parents} parent(s)` : ''}${limited ? ', caller with a concurrency limit' : ''} (processing: one job per party)`];
+    const lines = [
+      `MongoDB commands per call: 1 caller${parents ? ` + ${parents} parent(s)` : ''}${limited ? ', caller with a concurrency limit' : ''} (processing: one job per party)`,
+    ];
     let total = 0;
     for (const p of ['authorization', 'begin', 'end', 'processing']) {
       const byPhase = counts.get(p) ?? new Map<string, number>();

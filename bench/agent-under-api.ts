@@ -60,7 +60,17 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { records: 5000, accounts: 100, rate: 50, seconds: 20, clients: 4, queries: ['ids'], protectedEnv: {}, protectedOnly: false, keep: false };
+  const o: Options = {
+    records: 5000,
+    accounts: 100,
+    rate: 50,
+    seconds: 20,
+    clients: 4,
+    queries: ['ids'],
+    protectedEnv: {},
+    protectedOnly: false,
+    keep: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i];
     const value = () => {
@@ -147,7 +157,12 @@ function worstQuery(name: QueryName, records: number): WorstQuery {
 /** Long enough for the worst query the API's limits admit. */
 const HTTP_TIMEOUT_MS = 120_000;
 
-async function gql(service: ServiceProcess, token: string, query: string, variables: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+async function gql(
+  service: ServiceProcess,
+  token: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<Record<string, unknown>> {
   const a = await postJson(`${service.apiUrl}/graphql`, { query, variables }, { token, timeoutMs: HTTP_TIMEOUT_MS });
   const body = a.json as { data?: Record<string, unknown>; errors?: unknown[] } | undefined;
   if (a.status !== 200 || body?.errors?.length) throw new Error(`API request failed (${a.status}): ${JSON.stringify(body).slice(0, 400)}`);
@@ -159,7 +174,11 @@ async function gql(service: ServiceProcess, token: string, query: string, variab
 const DESTINATION = '3932123456';
 
 async function seed(service: ServiceProcess, token: string, o: Options): Promise<void> {
-  await gql(service, token, 'mutation { a: createCarrier(carrier_tag: "c1", host: "10.0.0.1", port: 5060) { id } b: createCarrier(carrier_tag: "c2", host: "10.0.0.2", port: 5060, protocol: TCP) { id } }');
+  await gql(
+    service,
+    token,
+    'mutation { a: createCarrier(carrier_tag: "c1", host: "10.0.0.1", port: 5060) { id } b: createCarrier(carrier_tag: "c2", host: "10.0.0.2", port: 5060, protocol: TCP) { id } }',
+  );
   await gql(service, token, 'mutation { createPricelist(pricelist_tag: "pl", name: "retail", currency: USD) { id } }');
   await gql(
     service,
@@ -198,7 +217,8 @@ async function seed(service: ServiceProcess, token: string, o: Options): Promise
     const a = await postJson(`${service.agentUrl}/v1/record_transactions`, { transactions }, { token, timeoutMs: HTTP_TIMEOUT_MS });
     const results = (a.json as { results?: Array<{ ok: boolean; reason: string | null }> } | undefined)?.results;
     const refused = results?.filter((r) => !r.ok) ?? [];
-    if (a.status !== 200 || !results || refused.length > 0) throw new Error(`recording calls failed (${a.status}): ${JSON.stringify(refused[0] ?? a.json).slice(0, 300)}`);
+    if (a.status !== 200 || !results || refused.length > 0)
+      throw new Error(`recording calls failed (${a.status}): ${JSON.stringify(refused[0] ?? a.json).slice(0, 300)}`);
   }
   const data = await gql(service, token, '{ m: _allTransactionsMeta { count } }');
   const count = (data.m as { count: number }).count;
@@ -230,10 +250,19 @@ async function eventLoop(service: ServiceProcess): Promise<{ p99: number; max: n
   }
 }
 
-async function authorizeOnce(service: ServiceProcess, token: string, i: number, accounts: number): Promise<{ ms: number; failure: string | null }> {
+async function authorizeOnce(
+  service: ServiceProcess,
+  token: string,
+  i: number,
+  accounts: number,
+): Promise<{ ms: number; failure: string | null }> {
   const started = performance.now();
   try {
-    const a = await postJson(`${service.agentUrl}/v1/authorization`, { account_tag: `acc${i % accounts}`, destination: DESTINATION }, { token, timeoutMs: HTTP_TIMEOUT_MS });
+    const a = await postJson(
+      `${service.agentUrl}/v1/authorization`,
+      { account_tag: `acc${i % accounts}`, destination: DESTINATION },
+      { token, timeoutMs: HTTP_TIMEOUT_MS },
+    );
     const body = a.json as { authorized?: boolean; unauthorized_reason?: string | null } | undefined;
     const ms = performance.now() - started;
     if (a.status !== 200) return { ms, failure: `HTTP ${a.status}` };
@@ -296,8 +325,22 @@ async function phase(label: string, service: ServiceProcess, token: string, o: O
   const apiSorted = apiTimes.sort((a, b) => a - b);
   return {
     label,
-    agent: { n: times.length, p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1], failed: answers.filter((a) => a.failure).length, failures },
-    api: { completed: apiTimes.length, refused, failed: apiFailed, p50: percentile(apiSorted, 50), max: apiSorted[apiSorted.length - 1] ?? NaN, bytes },
+    agent: {
+      n: times.length,
+      p50: percentile(times, 50),
+      p99: percentile(times, 99),
+      max: times[times.length - 1],
+      failed: answers.filter((a) => a.failure).length,
+      failures,
+    },
+    api: {
+      completed: apiTimes.length,
+      refused,
+      failed: apiFailed,
+      p50: percentile(apiSorted, 50),
+      max: apiSorted[apiSorted.length - 1] ?? NaN,
+      bytes,
+    },
     loop,
   };
 }
@@ -336,7 +379,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
   try {
     process.stdout.write(`temp dir ${dir}\n`);
-    for (const q of queries) process.stdout.write(`query ${q.name}: ${q.aliases} aliases, cost ${q.cost} of ${defaults.graphqlMaxCost}, ${q.fields} fields of ${defaults.graphqlMaxFields}, depth ${q.depth}\n`);
+    for (const q of queries)
+      process.stdout.write(
+        `query ${q.name}: ${q.aliases} aliases, cost ${q.cost} of ${defaults.graphqlMaxCost}, ${q.fields} fields of ${defaults.graphqlMaxFields}, depth ${q.depth}\n`,
+      );
     const runs: Array<{ label: string; settings: Record<string, string> }> = [];
     if (!o.protectedOnly) runs.push({ label: 'unprotected', settings: unprotected });
     runs.push({ label: 'protected', settings: o.protectedEnv });
@@ -344,8 +390,18 @@ async function main(): Promise<void> {
     for (const run of runs) {
       const service = new ServiceProcess();
       services.push(service);
-      process.stdout.write(`starting node dist/main.js (${run.label}: ${Object.entries(run.settings).map(([k, v]) => `${k}=${v}`).join(' ') || 'defaults'})\n`);
-      await service.start({ dir, logName: `service-${run.label}`, env: { RATING_TOKENS: `bench:read+write+agent:${token}`, ...run.settings } });
+      process.stdout.write(
+        `starting node dist/main.js (${run.label}: ${
+          Object.entries(run.settings)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ') || 'defaults'
+        })\n`,
+      );
+      await service.start({
+        dir,
+        logName: `service-${run.label}`,
+        env: { RATING_TOKENS: `bench:read+write+agent:${token}`, ...run.settings },
+      });
       mongoKind = service.mongoKind || mongoKind;
       if (!seeded) {
         const t = Date.now();
@@ -386,7 +442,9 @@ async function main(): Promise<void> {
     const u = unprotectedLoaded.reduce((a, b) => (b.agent.p99 > a.agent.p99 ? b : a));
     process.stdout.write(`without the protection: authorization p99 under API load ${u.agent.p99.toFixed(1)} ms (${u.label})\n`);
   }
-  process.stdout.write(`agent-under-api: authorization p99 idle ${protectedIdle.agent.p99.toFixed(1)} ms, under API load ${worst.agent.p99.toFixed(1)} ms\n`);
+  process.stdout.write(
+    `agent-under-api: authorization p99 idle ${protectedIdle.agent.p99.toFixed(1)} ms, under API load ${worst.agent.p99.toFixed(1)} ms\n`,
+  );
 }
 
 main().catch((err) => {

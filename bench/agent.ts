@@ -98,7 +98,13 @@ async function main() {
     roles.push(new RoleProcess(`worker${w}`, path.join('workers', 'main.js'), { ...childEnv, METRICS_PORT: String(port) }, port, nodeArgs));
   }
   const agentPort = await freePort();
-  const agent = new RoleProcess('agent', path.join('agent', 'main.js'), { ...childEnv, AGENT_PORT: String(agentPort) }, agentPort, nodeArgs);
+  const agent = new RoleProcess(
+    'agent',
+    path.join('agent', 'main.js'),
+    { ...childEnv, AGENT_PORT: String(agentPort) },
+    agentPort,
+    nodeArgs,
+  );
   roles.push(agent);
   await Promise.all(roles.map((r) => r.ready()));
   for (const r of roles) r.logged.clear(); // start-up notices (no tokens, no alert channel)
@@ -119,18 +125,32 @@ async function main() {
   ]);
 
   const cpus = os.cpus();
-  say(`conditions: ${cpus.length} CPUs (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at start`);
   say(
-    `  processes: agent (node dist/agent/main.js, pid ${agent.pid}), ${o.workers} worker processes (node dist/workers/main.js, pids ${roles.filter((r) => r !== agent).map((r) => r.pid).join(' ')}) x WORKER_CONCURRENCY ${config.workerConcurrency}, ` +
+    `conditions: ${cpus.length} CPUs (${cpus[0]?.model ?? 'unknown'}), node ${process.version}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at start`,
+  );
+  say(
+    `  processes: agent (node dist/agent/main.js, pid ${agent.pid}), ${o.workers} worker processes (node dist/workers/main.js, pids ${roles
+      .filter((r) => r !== agent)
+      .map((r) => r.pid)
+      .join(' ')}) x WORKER_CONCURRENCY ${config.workerConcurrency}, ` +
       `redis-server (pid ${redisPid ?? 'n/a'}${process.env.REDIS_URL ? ', REDIS_URL' : ', ephemeral'}, ${services.redisUrl.startsWith('unix:') ? 'Unix socket' : 'TCP'}), ${mongoKind} (pid ${mongoPid ?? 'n/a'}), this bench (pid ${process.pid})`,
   );
-  say(`  service env: NODE_ENV=test LOG_LEVEL=warn no tokens (development access) RATE_LIMIT_MAX=0 AGENT_TIMEOUT_MS=${config.agentTimeoutMs} PROCESSING_WINDOW_MS=${config.processingWindowMs} PROCESSING_CONCURRENCY=${config.processingConcurrency}${profileDir ? `; --cpu-prof into ${profileDir}` : ''}`);
+  say(
+    `  service env: NODE_ENV=test LOG_LEVEL=warn no tokens (development access) RATE_LIMIT_MAX=0 AGENT_TIMEOUT_MS=${config.agentTimeoutMs} PROCESSING_WINDOW_MS=${config.processingWindowMs} PROCESSING_CONCURRENCY=${config.processingConcurrency}${profileDir ? `; --cpu-prof into ${profileDir}` : ''}`,
+  );
   say(
     `  data: ${o.accounts} prepaid accounts (balance 10^18, no concurrency limit), ${linked} of them linked to ${o.parents} parent accounts; 2 carriers x 4 prefixes at 60/min, 1 s increments; ` +
       `calls pick accounts Zipf (s = 1); client: node:http keep-alive pool, REST mirror /v1/*`,
   );
-  say(`  open loop: hold ${o.hold} s +-50 %, authorization (with transaction_tag) -> begin -> hold -> end; a step holds at p99 authorization and begin < ${P99_LIMIT_MS} ms and no error`);
-  say(`  processing lag: end answered (bench clock) -> the charge's ledger entry \`at\` (stamped by the worker with the balance debit; the record is marked charged right after), read from MongoDB after each step's drain`);
+  say(
+    `  open loop: hold ${o.hold} s +-50 %, authorization (with transaction_tag) -> begin -> hold -> end; a step holds at p99 authorization and begin < ${P99_LIMIT_MS} ms and no error`,
+  );
+  say(
+    `  processing lag: end answered (bench clock) -> the charge's ledger entry \`at\` (stamped by the worker with the balance debit; the record is marked charged right after), read from MongoDB after each step's drain`,
+  );
   say(`  CPU: utime+stime from /proc/<pid>/stat over each step (calls + drain), divided by completed calls`);
 
   meter.reset();
@@ -151,7 +171,14 @@ async function main() {
   if ((o.sweep || o.cps !== undefined) && o.warmup > 0) {
     // The MongoDB-wire server's JVM keeps compiling (C2) for about 35 s of load: measured, its compiler
     // threads used more CPU than its request threads until then. A service runs for days; measure it warm.
-    const r = await runStep(ctx, client, meter, { label: 'warm-up', cps: Math.min(50, o.cps ?? 50), seconds: o.warmup, hold: Math.min(o.hold, 1), tagPrefix: `w${stepNo++}`, pickAccount });
+    const r = await runStep(ctx, client, meter, {
+      label: 'warm-up',
+      cps: Math.min(50, o.cps ?? 50),
+      seconds: o.warmup,
+      hold: Math.min(o.hold, 1),
+      tagPrefix: `w${stepNo++}`,
+      pickAccount,
+    });
     say(`${r.lines[0].replace(/ -> (NOT )?held$/, '')} (not counted)`);
   }
   if (o.sweep) {
@@ -174,7 +201,11 @@ async function main() {
     const pairCpu = meter.measure(c.begin.length, 'pair (the loop only: processing that ran meanwhile is in, the rest of it not)');
     // Let processing of the ended calls finish before the bare round trip has the workers.
     const until = Date.now() + 60_000;
-    while (Date.now() < until && Object.values(await ctx.queues.processing.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).some((n) => n > 0)) await sleep(100);
+    while (
+      Date.now() < until &&
+      Object.values(await ctx.queues.processing.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).some((n) => n > 0)
+    )
+      await sleep(100);
     bare = new BareRoundTrip(services.redisUrl, config.queuePrefix, ctx.logger, config.agentTimeoutMs);
     await bare.start();
     await bare.run(500, o.concurrency); // warm-up, not counted
@@ -195,7 +226,9 @@ async function main() {
   }
 
   for (const r of roles) if (r.logged.size) say(`${r.name} logged (warn and above): ${r.logSummary()}`);
-  say(`bench ran ${((performance.now() - benchStarted) / 1000).toFixed(0)} s (the other engineer's work may share these cores: see "machine busy" against "these processes")`);
+  say(
+    `bench ran ${((performance.now() - benchStarted) / 1000).toFixed(0)} s (the other engineer's work may share these cores: see "machine busy" against "these processes")`,
+  );
   await cleanup();
   if (profileDir) {
     const written = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f));
@@ -205,7 +238,11 @@ async function main() {
   }
 
   const held = steps.filter((s) => s.held);
-  const best = held.length ? held.reduce((a, b) => (b.cps > a.cps ? b : a)) : steps.length ? steps.reduce((a, b) => (b.cps < a.cps ? b : a)) : undefined;
+  const best = held.length
+    ? held.reduce((a, b) => (b.cps > a.cps ? b : a))
+    : steps.length
+      ? steps.reduce((a, b) => (b.cps < a.cps ? b : a))
+      : undefined;
   const f1 = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? 'n/a' : v.toFixed(1));
   say(
     `agent: ${best ? (best.held ? String(best.cps) : '0') : 'n/a'} calls/s at p99 < ${P99_LIMIT_MS} ms; ` +

@@ -59,7 +59,58 @@ function accountPicker(): () => number {
 }
 
 /** Country codes with real-looking area digits after them: 49 30.., 44 20.., 1 212.. */
-const COUNTRIES = ['1', '7', '20', '27', '30', '31', '32', '33', '34', '36', '39', '40', '41', '43', '44', '45', '46', '47', '48', '49', '51', '52', '54', '55', '56', '57', '60', '61', '62', '63', '64', '65', '66', '81', '82', '84', '86', '90', '91', '92', '212', '234', '351', '353', '358', '380', '420', '852', '971', '972'];
+const COUNTRIES = [
+  '1',
+  '7',
+  '20',
+  '27',
+  '30',
+  '31',
+  '32',
+  '33',
+  '34',
+  '36',
+  '39',
+  '40',
+  '41',
+  '43',
+  '44',
+  '45',
+  '46',
+  '47',
+  '48',
+  '49',
+  '51',
+  '52',
+  '54',
+  '55',
+  '56',
+  '57',
+  '60',
+  '61',
+  '62',
+  '63',
+  '64',
+  '65',
+  '66',
+  '81',
+  '82',
+  '84',
+  '86',
+  '90',
+  '91',
+  '92',
+  '212',
+  '234',
+  '351',
+  '353',
+  '358',
+  '380',
+  '420',
+  '852',
+  '971',
+  '972',
+];
 
 function prefixes(count: number): string[] {
   const out = new Set<string>(COUNTRIES);
@@ -150,7 +201,9 @@ async function main(): Promise<void> {
     { mongoUrl: process.env.MONGO_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: '' },
     { ephemeral: true },
   );
-  const serverKind = process.env.MONGO_URL ? 'external MongoDB (MONGO_URL)' : 'local MongoDB-wire server (mongod if installed, else mongo-java-server, memory backend)';
+  const serverKind = process.env.MONGO_URL
+    ? 'external MongoDB (MONGO_URL)'
+    : 'local MongoDB-wire server (mongod if installed, else mongo-java-server, memory backend)';
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rating-bench-'));
   const env = {
     ...process.env,
@@ -168,10 +221,12 @@ async function main(): Promise<void> {
   try {
     const ratePrefixes = prefixes(Math.ceil(RATES / 2));
     const carriers = [carrier('c1', { host: '10.0.0.1' }), carrier('c2', { host: '10.0.0.2' })];
-    const rates = ratePrefixes.flatMap((p, i) => [
-      rate('retail', 'c1', p, { rate: 5 + (i % 40), rate_increment: 60, connect_fee: i % 3 }),
-      rate('retail', 'c2', p, { rate: 6 + (i % 37), rate_increment: 1, interval_start: 0 }),
-    ]).slice(0, RATES);
+    const rates = ratePrefixes
+      .flatMap((p, i) => [
+        rate('retail', 'c1', p, { rate: 5 + (i % 40), rate_increment: 60, connect_fee: i % 3 }),
+        rate('retail', 'c2', p, { rate: 6 + (i % 37), rate_increment: 1, interval_start: 0 }),
+      ])
+      .slice(0, RATES);
     await seed(ctx, {
       carriers,
       pricelists: [pricelist('retail')],
@@ -181,10 +236,15 @@ async function main(): Promise<void> {
     const file = path.join(dir, 'calls.csv');
     let t = Date.now();
     await writeCalls(file, ratePrefixes);
-    console.log(`generated ${CALLS} calls over ${ACCOUNTS} accounts (${DISTRIBUTION}) and ${rates.length} rates in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    console.log(
+      `generated ${CALLS} calls over ${ACCOUNTS} accounts (${DISTRIBUTION}) and ${rates.length} rates in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
 
     for (let i = 0; i < WORKERS; i++) {
-      const child = spawn(process.execPath, [...cpuProfArgs, path.join(root, 'dist', 'workers', 'main.js')], { env: { ...env, LOG_LEVEL: values.profile ? 'debug' : 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [...cpuProfArgs, path.join(root, 'dist', 'workers', 'main.js')], {
+        env: { ...env, LOG_LEVEL: values.profile ? 'debug' : 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let partial = '';
       child.stdout!.on('data', (d: Buffer) => {
@@ -206,7 +266,21 @@ async function main(): Promise<void> {
       { name: 'redis-server', pid: serverPid(services.redisUrl) },
     ]);
     t = Date.now();
-    const cli = spawn(process.execPath, [...cpuProfArgs, path.join(root, 'dist', 'cli', 'rating.js'), 'import', file, '--batch-size', String(BATCH), '--max-in-flight', values['max-in-flight'], '--no-progress'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const cli = spawn(
+      process.execPath,
+      [
+        ...cpuProfArgs,
+        path.join(root, 'dist', 'cli', 'rating.js'),
+        'import',
+        file,
+        '--batch-size',
+        String(BATCH),
+        '--max-in-flight',
+        values['max-in-flight'],
+        '--no-progress',
+      ],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let cliOut = '';
     cli.stdout!.on('data', (d: Buffer) => (cliOut += d.toString()));
     cli.stderr!.on('data', (d: Buffer) => process.stderr.write(d));
@@ -237,13 +311,20 @@ async function main(): Promise<void> {
     let written = 0;
     const insertRaw = async (count: number) => {
       for (let done = 0; done < count; done += BATCH) {
-        const docs = Array.from({ length: Math.min(BATCH, count - done) }, (_, i) => ({ ...sample!, _id: randomUUID() as string, transaction_tag: `raw-${written + done + i}` }));
+        const docs = Array.from({ length: Math.min(BATCH, count - done) }, (_, i) => ({
+          ...sample!,
+          _id: randomUUID() as string,
+          transaction_tag: `raw-${written + done + i}`,
+        }));
         await raw.insertMany(docs as Document[], { ordered: false });
       }
       written += count;
     };
     await insertRaw(Math.min(CALLS, 20_000));
-    const storageMeter = new CpuMeter([{ name: 'bench (client)', pid: process.pid }, { name: 'mongo-wire server', pid: serverPid(services.mongoUrl) }]);
+    const storageMeter = new CpuMeter([
+      { name: 'bench (client)', pid: process.pid },
+      { name: 'mongo-wire server', pid: serverPid(services.mongoUrl) },
+    ]);
     const storagePasses: number[] = [];
     for (let pass = 0; pass < 2; pass++) {
       t = Date.now();
@@ -263,9 +344,13 @@ async function main(): Promise<void> {
     let resolveAll: () => void = () => undefined;
     const all = new Promise<void>((r) => (resolveAll = r));
     const workerConnection = createRedis(services.redisUrl);
-    const worker = new Worker('bench-empty', async () => {
-      if (++processed === jobs) resolveAll();
-    }, { connection: workerConnection, prefix: config.queuePrefix, concurrency: 100 });
+    const worker = new Worker(
+      'bench-empty',
+      async () => {
+        if (++processed === jobs) resolveAll();
+      },
+      { connection: workerConnection, prefix: config.queuePrefix, concurrency: 100 },
+    );
     t = Date.now();
     for (let added = 0; added < jobs; added += 1000) {
       await queue.addBulk(Array.from({ length: Math.min(1000, jobs - added) }, () => ({ name: 'empty', data: {} })));
@@ -278,15 +363,21 @@ async function main(): Promise<void> {
     workerConnection.disconnect();
 
     const limit = Math.min(storageRate, queueRate);
-    console.log(`conditions: ${CALLS} calls, ${ACCOUNTS} accounts (${DISTRIBUTION}), ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`);
-    console.log(`storage limit measured with 2 passes of ${storagePassDocs} documents of the records' size after a warm-up (${storagePasses.map((r) => Math.round(r)).join(' and ')} docs/s; the faster counts); queue limit with ${jobs} empty jobs`);
+    console.log(
+      `conditions: ${CALLS} calls, ${ACCOUNTS} accounts (${DISTRIBUTION}), ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`,
+    );
+    console.log(
+      `storage limit measured with 2 passes of ${storagePassDocs} documents of the records' size after a warm-up (${storagePasses.map((r) => Math.round(r)).join(' and ')} docs/s; the faster counts); queue limit with ${jobs} empty jobs`,
+    );
     if (values.profile) console.log(profile.report());
     console.log(`import ${importCpu}; CLI ${((1000 * cliCpu) / CALLS).toFixed(3)} (sampled every 200 ms)`);
     console.log(`storage limit ${storageCpu}`);
     console.log(`peak RSS: worker processes ${workerRss.join(', ')} MB; CLI in its summary above`);
     // Issue 12 measures imports against the storage limit (the raw insertMany rate); the ratio to the
     // smaller of the two limits is kept beside it, as earlier figures in docs/BENCHMARKS.md used it.
-    console.log(`import: ${Math.round(importRate)}; storage limit: ${Math.round(storageRate)}; queue limit: ${Math.round(queueRate)}; ratio to storage: ${(importRate / storageRate).toFixed(2)}; ratio to the smaller limit: ${(importRate / limit).toFixed(2)}`);
+    console.log(
+      `import: ${Math.round(importRate)}; storage limit: ${Math.round(storageRate)}; queue limit: ${Math.round(queueRate)}; ratio to storage: ${(importRate / storageRate).toFixed(2)}; ratio to the smaller limit: ${(importRate / limit).toFixed(2)}`,
+    );
   } finally {
     for (const w of workers) w.kill('SIGTERM');
     await Promise.all(workers.map((w) => (w.exitCode === null ? once(w, 'exit') : undefined)));

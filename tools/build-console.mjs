@@ -76,4 +76,6 @@ if (existsSync(outDir)) renameSync(outDir, previous);
 renameSync(staging, outDir);
 rmSync(previous, { recursive: true, force: true });
 const kb = (n) => `${Math.round(n / 1024)} KB`;
-console.log(`console: built dist/console in ${((Date.now() - started) / 1000).toFixed(1)} s, assets ${kb(raw)} (${kb(compressed)} brotli) (${wanted.slice(0, 12)})`);
+console.log(
+  `console: built dist/console in ${((Date.now() - started) / 1000).toFixed(1)} s, assets ${kb(raw)} (${kb(compressed)} brotli) (${wanted.slice(0, 12)})`,
+);

@@ -29,7 +29,13 @@ export interface ClosedResult {
 }
 
 /** begin+end pairs through the agent's REST mirror, `concurrency` pairs in flight (as bench:agent always did). */
-export async function closedLoop(client: AgentClient, pairs: number, concurrency: number, tagPrefix: string, accountOf: (i: number) => string): Promise<ClosedResult> {
+export async function closedLoop(
+  client: AgentClient,
+  pairs: number,
+  concurrency: number,
+  tagPrefix: string,
+  accountOf: (i: number) => string,
+): Promise<ClosedResult> {
   const begin: number[] = [];
   const end: number[] = [];
   const errors = new ErrorCounts();
@@ -48,7 +54,14 @@ export async function closedLoop(client: AgentClient, pairs: number, concurrency
     end.push(e.ms);
     check('end', e);
   });
-  return { pairsPerSecond: pairs / seconds, opsPerSecond: (begin.length + end.length) / seconds, begin, end, ops: [...begin, ...end], errors };
+  return {
+    pairsPerSecond: pairs / seconds,
+    opsPerSecond: (begin.length + end.length) / seconds,
+    begin,
+    end,
+    ops: [...begin, ...end],
+    errors,
+  };
 }
 
 export interface FloorResult {
@@ -113,7 +126,14 @@ export class BareRoundTrip {
       const started = performance.now();
       try {
         const job: TransactionJob = { op: 'noop', deadline: Date.now() + this.timeoutMs };
-        const answer = await request<TransactionJob, OperationResult>(this.queues.transactions, this.inbox, 'noop', job, randomUUID(), this.timeoutMs);
+        const answer = await request<TransactionJob, OperationResult>(
+          this.queues.transactions,
+          this.inbox,
+          'noop',
+          job,
+          randomUUID(),
+          this.timeoutMs,
+        );
         if (!answer?.ok) errors.add(`noop: ${answer?.reason ?? 'no answer'}`);
       } catch (err) {
         errors.add(`noop: ${(err as Error).constructor.name}`);
@@ -136,7 +156,14 @@ export interface CpuPerUnit {
   httpRequest: number;
 }
 
-export function closedLines(c: ClosedResult, bare: FloorResult, http: FloorResult, cpu: CpuPerUnit, pairs: number, concurrency: number): string[] {
+export function closedLines(
+  c: ClosedResult,
+  bare: FloorResult,
+  http: FloorResult,
+  cpu: CpuPerUnit,
+  pairs: number,
+  concurrency: number,
+): string[] {
   const ratio = c.opsPerSecond / bare.perSecond;
   // On saturated cores throughput is cores / CPU per unit, so an operation that costs at least one
   // round trip plus one HTTP request gets at most roundTrip / (roundTrip + httpRequest) of the bare rate.

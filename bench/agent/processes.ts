@@ -73,7 +73,11 @@ export class RoleProcess {
 
   /** What it logged at warn level or above, most frequent first. */
   logSummary(): string {
-    return [...this.logged].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([m, n]) => `${n}x "${m}"`).join('; ');
+    return [...this.logged]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([m, n]) => `${n}x "${m}"`)
+      .join('; ');
   }
 }
 
@@ -147,7 +151,10 @@ export function serverPid(url: string): number | undefined {
 
 function tableRows(table: string): string[][] {
   try {
-    return readFileSync(table, 'utf8').split('\n').slice(1).map((row) => row.trim().split(/\s+/));
+    return readFileSync(table, 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((row) => row.trim().split(/\s+/));
   } catch {
     return [];
   }
@@ -155,12 +162,18 @@ function tableRows(table: string): string[][] {
 
 function listeningTcpInodes(port: number): Set<string> {
   const rows = [...tableRows('/proc/net/tcp'), ...tableRows('/proc/net/tcp6')];
-  return new Set(rows.filter((cols) => cols.length >= 10 && cols[3] === '0A' && parseInt(cols[1].split(':')[1], 16) === port).map((cols) => cols[9]));
+  return new Set(
+    rows.filter((cols) => cols.length >= 10 && cols[3] === '0A' && parseInt(cols[1].split(':')[1], 16) === port).map((cols) => cols[9]),
+  );
 }
 
 /** Columns: Num RefCount Protocol Flags Type St Inode Path; a listening socket has flag __SO_ACCEPTCON (00010000). */
 function listeningUnixInodes(socketPath: string): Set<string> {
-  return new Set(tableRows('/proc/net/unix').filter((cols) => cols.length >= 8 && cols[7] === socketPath && cols[3] === '00010000').map((cols) => cols[6]));
+  return new Set(
+    tableRows('/proc/net/unix')
+      .filter((cols) => cols.length >= 8 && cols[7] === socketPath && cols[3] === '00010000')
+      .map((cols) => cols[6]),
+  );
 }
 
 function pidHolding(inodes: Set<string>): number | undefined {
@@ -217,13 +230,20 @@ export class CpuMeter {
     });
     const wall = (performance.now() - this.wallStart) / 1000;
     const total = m.total - this.machineStart.total;
-    return { byProcess, machineBusy: total > 0 ? (m.busy - this.machineStart.busy) / total : NaN, wall, cores: total / Math.max(wall, 1e-9) };
+    return {
+      byProcess,
+      machineBusy: total > 0 ? (m.busy - this.machineStart.busy) / total : NaN,
+      wall,
+      cores: total / Math.max(wall, 1e-9),
+    };
   }
 
   /** CPU ms each process used per wall second since reset (e.g. idle upkeep: timers, BullMQ's checks). */
   perSecond(): string {
     const r = this.read();
-    const parts = r.byProcess.map(({ name, seconds }) => `${name} ${seconds === undefined ? 'n/a' : ((1000 * seconds) / r.wall).toFixed(1)}`);
+    const parts = r.byProcess.map(
+      ({ name, seconds }) => `${name} ${seconds === undefined ? 'n/a' : ((1000 * seconds) / r.wall).toFixed(1)}`,
+    );
     return `CPU ms per second: ${parts.join(', ')} (over ${r.wall.toFixed(1)} s; machine busy ${(100 * r.machineBusy).toFixed(0)} % of ${Math.round(r.cores)} cores)`;
   }
 

@@ -103,12 +103,18 @@ export async function seedBench(ctx: AppContext, o: Options): Promise<{ linked: 
     rate('pl', 'c1', p, { rate: 60, rate_increment: 1, connect_fee: 0 }),
     rate('pl', 'c2', p, { rate: 60, rate_increment: 1, connect_fee: 0 }),
   ]);
-  const parents: AccountDoc[] = Array.from({ length: o.parents }, (_, k) => account(`parent${k}`, { balance: huge, max_concurrent_transactions: null }));
+  const parents: AccountDoc[] = Array.from({ length: o.parents }, (_, k) =>
+    account(`parent${k}`, { balance: huge, max_concurrent_transactions: null }),
+  );
   let linked = 0;
   const accounts: AccountDoc[] = Array.from({ length: o.accounts }, (_, i) => {
     const link = o.parents > 0 && i % 10 === 5;
     if (link) linked += 1;
-    return account(accountTag(i), { balance: huge, max_concurrent_transactions: null, linked_accounts: link ? [`parent${Math.floor(i / 10) % o.parents}`] : [] });
+    return account(accountTag(i), {
+      balance: huge,
+      max_concurrent_transactions: null,
+      linked_accounts: link ? [`parent${Math.floor(i / 10) % o.parents}`] : [],
+    });
   });
   await ctx.mongo.db.dropDatabase();
   // dropDatabase removed the indexes the context made; the processes' own contexts make them again, the bench's are made here.

@@ -33,6 +33,9 @@ export class ErrorCounts {
   }
   toString(): string {
     if (this.byKind.size === 0) return 'none';
-    return [...this.byKind].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ');
+    return [...this.byKind]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
   }
 }

@@ -1,4 +1,11 @@
-import { type AuthorizationJob, type AuthorizationResult, type BadInputReason, type OperationResult, type Reason, Reasons } from '../shared/calls';
+import {
+  type AuthorizationJob,
+  type AuthorizationResult,
+  type BadInputReason,
+  type OperationResult,
+  type Reason,
+  Reasons,
+} from '../shared/calls';
 import type { JsonSchema } from '../shared/validation/fields';
 
 /**
@@ -47,11 +54,19 @@ export const answerTypes: Record<AnswerType, { graphql: string; schema: JsonSche
 const REFUSALS = 'NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, TOO_MANY_RUNNING_TRANSACTIONS, BALANCE_INSUFFICIENT';
 const FAILURES = 'BUSY, TIMEOUT, UNAVAILABLE, OUTCOME_UNKNOWN';
 
-const accountTag: AnswerField = { type: 'string', nullable: false, description: 'The calling account: its tag, also when the request named it by a SIP/TEL URI' };
+const accountTag: AnswerField = {
+  type: 'string',
+  nullable: false,
+  description: 'The calling account: its tag, also when the request named it by a SIP/TEL URI',
+};
 
 export const operationAnswerFields: Record<keyof OperationAnswer, AnswerField> = {
   ok: { type: 'boolean', nullable: false, description: 'Whether the operation happened (business refusals are ok: false, not errors)' },
-  reason: { type: 'string', nullable: true, description: `Why not: ${REFUSALS}, DUPLICATE_TRANSACTION, ALREADY_ENDED, ${FAILURES}; null when ok` },
+  reason: {
+    type: 'string',
+    nullable: true,
+    description: `Why not: ${REFUSALS}, DUPLICATE_TRANSACTION, ALREADY_ENDED, ${FAILURES}; null when ok`,
+  },
   transaction_tag: { type: 'string', nullable: false, description: 'The call, as in the request' },
   account_tag: accountTag,
 };
@@ -59,14 +74,32 @@ export const operationAnswerFields: Record<keyof OperationAnswer, AnswerField> =
 export const authorizationAnswerFields: Record<keyof AuthorizationAnswer, AnswerField> = {
   authorized: { type: 'boolean', nullable: false, description: 'Whether the call may start now' },
   unauthorized_reason: { type: 'string', nullable: true, description: `Why not: ${REFUSALS}, ${FAILURES}; null when authorized` },
-  max_available_units: { type: 'int', nullable: false, description: 'Longest call in seconds the available balance pays for (capped at 14400)' },
+  max_available_units: {
+    type: 'int',
+    nullable: false,
+    description: 'Longest call in seconds the available balance pays for (capped at 14400)',
+  },
   balance: { type: 'string', nullable: true, description: 'Balance of the calling account in minor units (decimal string, 64-bit)' },
   carriers: { type: 'strings', nullable: false, description: 'Carriers in least-cost order, as PROTOCOL:host:port' },
   transaction_tag: { type: 'string', nullable: true, description: 'The call, as in the request (null when none was given)' },
   account_tag: accountTag,
-  destination_account_tag: { type: 'string', nullable: true, description: 'The receiving account, resolved as account_tag is; null when none was given' },
-  authorized_destination: { type: 'boolean', nullable: true, description: "Whether the destination may be called (Canyan's field): true when authorized, false when refused as UNREACHABLE_DESTINATION, null when refused before the destination was decided" },
-  unauthorized_account_tag: { type: 'string', nullable: true, description: 'The account that refused the call (the caller, a linked account or the receiver); null when authorized or when no account decided (TIMEOUT, UNAVAILABLE)' },
+  destination_account_tag: {
+    type: 'string',
+    nullable: true,
+    description: 'The receiving account, resolved as account_tag is; null when none was given',
+  },
+  authorized_destination: {
+    type: 'boolean',
+    nullable: true,
+    description:
+      "Whether the destination may be called (Canyan's field): true when authorized, false when refused as UNREACHABLE_DESTINATION, null when refused before the destination was decided",
+  },
+  unauthorized_account_tag: {
+    type: 'string',
+    nullable: true,
+    description:
+      'The account that refused the call (the caller, a linked account or the receiver); null when authorized or when no account decided (TIMEOUT, UNAVAILABLE)',
+  },
 };
 
 /** One item's answer in recordTransactions, by its position in the request. */

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../shared/context';
-import { type AuthorizationResult, decideAbandonedWithin, notAuthorized, type OperationResult, Reasons, refused, type TransactionJob } from '../shared/calls';
+import {
+  type AuthorizationResult,
+  decideAbandonedWithin,
+  notAuthorized,
+  type OperationResult,
+  Reasons,
+  refused,
+  type TransactionJob,
+} from '../shared/calls';
 import { ReplyTimeout, request, type ReplyInbox } from '../shared/queues/replies';
 import { authorizationAnswer, operationAnswer, type AuthorizationAnswer, type OperationAnswer } from './answers';
 import type { Input } from '../shared/validation/fields';
@@ -73,7 +81,9 @@ export class AgentOperations {
     // Redis is the truth. Bounded: a Redis that does not answer must not hold the answer back.
     const finishedAnswer = (by: number) =>
       before(
-        this.ctx.queues.transactions.getJob(jobId).then((job) => (job?.finishedOn && !job.failedReason ? (job.returnvalue as R | null) : null)),
+        this.ctx.queues.transactions
+          .getJob(jobId)
+          .then((job) => (job?.finishedOn && !job.failedReason ? (job.returnvalue as R | null) : null)),
         by,
         null,
       );
@@ -82,7 +92,10 @@ export class AgentOperations {
     if (!decided) return failure === 'timeout' ? answers.timedOut : answers.unavailable;
     let unrecorded = false;
     const answer = await decided(jobId, Math.max(0, until - LAST_LOOK_MS - Date.now())).catch((err: unknown) => {
-      this.ctx.logger.error({ err, jobId, op: job.op }, 'could not record the operation abandoned: answered OUTCOME_UNKNOWN; the worker or the recovery sweep settles it');
+      this.ctx.logger.error(
+        { err, jobId, op: job.op },
+        'could not record the operation abandoned: answered OUTCOME_UNKNOWN; the worker or the recovery sweep settles it',
+      );
       unrecorded = true;
       return null;
     });
@@ -93,7 +106,11 @@ export class AgentOperations {
   }
 
   /** Records the operation abandoned; returns the worker's answer if it had decided 'done' first. */
-  private async abandon(job: TransactionJob & { account_tag: string; transaction_tag: string | null }, jobId: string, ms: number): Promise<OperationResult | null> {
+  private async abandon(
+    job: TransactionJob & { account_tag: string; transaction_tag: string | null },
+    jobId: string,
+    ms: number,
+  ): Promise<OperationResult | null> {
     const ref = { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag ?? '' };
     const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, ms);
     return !decision.won && decision.doc.state === 'done' ? decision.doc.result : null;
@@ -114,7 +131,11 @@ export class AgentOperations {
     const now = new Date();
     const job = validate.authorization(input, now, now.getTime() + this.ctx.config.agentTimeoutMs);
     // Authorization is never recorded: an unknown outcome is UNAVAILABLE (a late worker releases what it reserved).
-    const engine = { timedOut: notAuthorized(Reasons.TIMEOUT), unavailable: notAuthorized(Reasons.UNAVAILABLE), unknown: notAuthorized(Reasons.UNAVAILABLE) };
+    const engine = {
+      timedOut: notAuthorized(Reasons.TIMEOUT),
+      unavailable: notAuthorized(Reasons.UNAVAILABLE),
+      unknown: notAuthorized(Reasons.UNAVAILABLE),
+    };
     return authorizationAnswer(job, await this.submit<AuthorizationResult>(job, engine));
   }
 }

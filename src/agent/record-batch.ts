@@ -74,7 +74,10 @@ export class RecordBatchService {
         failure = Reasons.UNAVAILABLE;
       }
       outcome = await this.abandon(batchId).catch((abandonErr: unknown) => {
-        this.ctx.logger.error({ err: abandonErr, batch: batchId }, 'could not record the batch abandoned: answered OUTCOME_UNKNOWN; the worker or the recovery sweep settles it');
+        this.ctx.logger.error(
+          { err: abandonErr, batch: batchId },
+          'could not record the batch abandoned: answered OUTCOME_UNKNOWN; the worker or the recovery sweep settles it',
+        );
         failure = Reasons.OUTCOME_UNKNOWN;
         return null;
       });

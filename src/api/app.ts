@@ -23,7 +23,14 @@ import { createApiStores } from './store';
 export async function buildApi(ctx: AppContext): Promise<FastifyInstance> {
   const app = await createHttpServer(ctx, { name: 'api', access: apiAccess });
   const poolSize = ctx.config.apiMongoPoolSize;
-  const mongo = poolSize > 0 ? await connectMongo(ctx.mongo.url, ctx.config.mongoDb, { maxPoolSize: poolSize, appName: 'rating-api', writeConcern: writeConcernOf(ctx.config) }) : ctx.mongo;
+  const mongo =
+    poolSize > 0
+      ? await connectMongo(ctx.mongo.url, ctx.config.mongoDb, {
+          maxPoolSize: poolSize,
+          appName: 'rating-api',
+          writeConcern: writeConcernOf(ctx.config),
+        })
+      : ctx.mongo;
   if (mongo !== ctx.mongo) app.addHook('onClose', () => mongo.close());
   const apiCtx: AppContext = mongo === ctx.mongo ? ctx : { ...ctx, mongo };
   // Routing answers (destination_rate, leastCostRouting) come from the in-memory rating index.

@@ -45,7 +45,14 @@ const consolePlugin: FastifyPluginAsync<ConsolePluginOptions> = async (app, opti
 
   if (existsSync(root)) {
     // preCompressed: tools/build-console.mjs writes .br and .gz copies of the assets.
-    await app.register(fastifyStatic, { root, serve: false, cacheControl: false, dotfiles: 'ignore', decorateReply: true, preCompressed: true });
+    await app.register(fastifyStatic, {
+      root,
+      serve: false,
+      cacheControl: false,
+      dotfiles: 'ignore',
+      decorateReply: true,
+      preCompressed: true,
+    });
   }
 
   const unavailable = (reply: FastifyReply) =>

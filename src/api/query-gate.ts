@@ -118,7 +118,10 @@ const queryGatePlugin: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { c
       return;
     }
     if (gone.signal.aborted) return; // nobody left to answer
-    request.log.warn({ running: gate.running, queued: gate.queued, max, waitMs }, 'API GraphQL request refused: no turn within API_QUERY_WAIT_MS');
+    request.log.warn(
+      { running: gate.running, queued: gate.queued, max, waitMs },
+      'API GraphQL request refused: no turn within API_QUERY_WAIT_MS',
+    );
     reply.header('retry-after', 1);
     return sendError(
       reply,

@@ -24,7 +24,9 @@ export async function startApiThread(ctx: AppContext): Promise<RoleHandle> {
   let closing = false;
   const exited = once(worker, 'exit');
   await new Promise<void>((resolve, reject) => {
-    worker.once('message', (message: { ready?: true; error?: string }) => (message.ready ? resolve() : reject(new Error(`API thread: ${message.error}`))));
+    worker.once('message', (message: { ready?: true; error?: string }) =>
+      message.ready ? resolve() : reject(new Error(`API thread: ${message.error}`)),
+    );
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`API thread exited (${code}) before it was ready`)));
   });

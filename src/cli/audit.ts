@@ -45,7 +45,9 @@ export async function runAudit(args: string[]): Promise<number> {
       }
       console.log(`call problems:      ${report.calls.length}`);
       for (const c of report.calls) {
-        console.log(`  ${c.account_tag} ${c.transaction_tag}: ${c.problem}${c.record_id ? ` (record ${c.record_id})` : ''}${c.entry_id ? ` (entry ${c.entry_id})` : ''}`);
+        console.log(
+          `  ${c.account_tag} ${c.transaction_tag}: ${c.problem}${c.record_id ? ` (record ${c.record_id})` : ''}${c.entry_id ? ` (entry ${c.entry_id})` : ''}`,
+        );
       }
     }
     return report.differences.length > 0 || report.calls.length > 0 ? 1 : 0;

@@ -51,7 +51,11 @@ interface Tally {
   existing: number;
 }
 
-async function ensure<T>(items: readonly T[], exists: (item: T) => Promise<boolean>, create: (item: T) => Promise<unknown>): Promise<Tally> {
+async function ensure<T>(
+  items: readonly T[],
+  exists: (item: T) => Promise<boolean>,
+  create: (item: T) => Promise<unknown>,
+): Promise<Tally> {
   const tally: Tally = { created: 0, existing: 0 };
   // One at a time, in order: rates need their pricelist and carrier, accounts their pricelists.
   for (const item of items) {
@@ -81,17 +85,34 @@ async function demo(): Promise<number> {
     const accounts = new AccountStore(collections, references, config, reads, ctx.mongo.db, new ChangeAnnouncer(ctx, 'account-settings'));
 
     const counts = {
-      carriers: await ensure(DEMO.carriers, async (c) => (await carriers.find({ tag: c.carrier_tag })) !== null, (c) => carriers.create(readCarrierCreate(c))),
-      pricelists: await ensure(DEMO.pricelists, async (p) => (await pricelists.find({ tag: p.pricelist_tag })) !== null, (p) => pricelists.create(readPricelistCreate(p))),
+      carriers: await ensure(
+        DEMO.carriers,
+        async (c) => (await carriers.find({ tag: c.carrier_tag })) !== null,
+        (c) => carriers.create(readCarrierCreate(c)),
+      ),
+      pricelists: await ensure(
+        DEMO.pricelists,
+        async (p) => (await pricelists.find({ tag: p.pricelist_tag })) !== null,
+        (p) => pricelists.create(readPricelistCreate(p)),
+      ),
       rates: await ensure(
         DEMO.rates,
-        async (r) => (await rates.find({ pricelist: { tag: r.pricelist_tag }, carrier: { tag: r.carrier_tag }, prefix: r.prefix })) !== null,
+        async (r) =>
+          (await rates.find({ pricelist: { tag: r.pricelist_tag }, carrier: { tag: r.carrier_tag }, prefix: r.prefix })) !== null,
         (r) => rates.create(readRateCreate(r)),
       ),
-      accounts: await ensure(DEMO.accounts, async (a) => (await accounts.find({ tag: a.account_tag })) !== null, (a) => accounts.create(readAccountCreate(a))),
+      accounts: await ensure(
+        DEMO.accounts,
+        async (a) => (await accounts.find({ tag: a.account_tag })) !== null,
+        (a) => accounts.create(readAccountCreate(a)),
+      ),
     };
     const part = (name: string, t: Tally) => `${name} ${t.created} created, ${t.existing} already there`;
-    console.log(`demo: ${Object.entries(counts).map(([name, t]) => part(name, t)).join('; ')}`);
+    console.log(
+      `demo: ${Object.entries(counts)
+        .map(([name, t]) => part(name, t))
+        .join('; ')}`,
+    );
     return 0;
   } finally {
     await ctx.close();

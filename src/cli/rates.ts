@@ -29,7 +29,6 @@ Talks to the service's servers: MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (
 as the service uses, else those of a running \`npm start\` with the same DATA_DIR.
 Exit status: 0 every line applied, 1 some lines rejected, 2 the import failed (nothing or part written: run it again).`;
 
-
 export interface RatesImportOptions {
   file: string;
   pricelist: string;
@@ -71,7 +70,8 @@ export function parseRatesImport(argv: string[], now: Date = new Date()): RatesI
     effective = parsed;
   }
   const chunk = values['chunk-size'];
-  if (chunk !== undefined && (!/^\d+$/.test(chunk) || Number(chunk) < 1 || Number(chunk) > 10000)) throw new UsageError('--chunk-size must be an integer from 1 to 10000');
+  if (chunk !== undefined && (!/^\d+$/.test(chunk) || Number(chunk) < 1 || Number(chunk) > 10000))
+    throw new UsageError('--chunk-size must be an integer from 1 to 10000');
   return {
     file: positionals[0],
     pricelist: usageTag('--pricelist', values.pricelist),
@@ -96,7 +96,12 @@ async function ratesImport(argv: string[]): Promise<number> {
   let announceFailed: Error | null = null;
   let counts: DeckProgress = { phase: 'deck', lines: 0, added: 0, changed: 0, unchanged: 0, removed: 0, rejected: 0 };
   const progress = new Progress(
-    () => ({ read: counts.lines, done: counts.added + counts.changed + counts.unchanged + counts.rejected, rejected: counts.rejected, bytes }),
+    () => ({
+      read: counts.lines,
+      done: counts.added + counts.changed + counts.unchanged + counts.rejected,
+      rejected: counts.rejected,
+      bytes,
+    }),
     totalBytes,
     { tty: Boolean(process.stderr.isTTY), intervalMs: 5000, enabled: options.progress },
   );
@@ -170,5 +175,10 @@ export async function runRates(argv: string[]): Promise<number> {
 }
 
 export function reportFailure(err: unknown): number {
-  return reportCliFailure(err, USAGE, 'rates import', 'run the same command again to finish it: prefixes already applied come back unchanged');
+  return reportCliFailure(
+    err,
+    USAGE,
+    'rates import',
+    'run the same command again to finish it: prefixes already applied come back unchanged',
+  );
 }

@@ -46,12 +46,20 @@ function startHint(reason: string, needs: ServerNeeds): string {
  * The running `npm start` whose local servers a command can use: its DATA_DIR/servers.json names a live
  * process whose servers (those the command needs) answer. Otherwise the reason, as one line.
  */
-async function runningService(config: Config, needs: ServerNeeds, missing: { mongo: boolean; redis: boolean }): Promise<ServersRecord | string> {
+async function runningService(
+  config: Config,
+  needs: ServerNeeds,
+  missing: { mongo: boolean; redis: boolean },
+): Promise<ServersRecord | string> {
   const record = readServersFile(config.dataDir);
   if (!record) return startHint(`no service is running with DATA_DIR=${config.dataDir}`, needs);
   const file = serversFilePath(config.dataDir);
   // A process killed outright leaves its file behind; its pid is then gone (its servers die with it).
-  if (!pidAlive(record.pid)) return startHint(`no service is running with DATA_DIR=${config.dataDir} (${file} is left from pid ${record.pid}, which is gone)`, needs);
+  if (!pidAlive(record.pid))
+    return startHint(
+      `no service is running with DATA_DIR=${config.dataDir} (${file} is left from pid ${record.pid}, which is gone)`,
+      needs,
+    );
   if ((missing.mongo && !record.mongoUrl) || (missing.redis && !record.redisUrl)) {
     const own = missing.mongo && !record.mongoUrl ? 'MONGO_URL' : 'REDIS_URL';
     return `the service running with DATA_DIR=${config.dataDir} (pid ${record.pid}) was given ${own} instead of a local server: set ${own} as it has`;

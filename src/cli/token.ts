@@ -58,7 +58,13 @@ async function list(mongo: Mongo, config: Config): Promise<number> {
   }
   const header = ['ID', 'NAME', 'SCOPES', 'CREATED', 'STATE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+  for (const row of [header, ...rows])
+    console.log(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    );
   return 0;
 }
 

@@ -36,7 +36,12 @@ const pages = extras.filter((p): p is ConsolePage => 'element' in p);
 resources.push(...extras.filter((p): p is ConsoleResource => !('element' in p)));
 
 const menuPages: MenuPage[] = pages.map(({ path, label, icon }) => ({ path, label, icon }));
-const Layout = makeLayout(makeMenu(resources.map((r) => r.name), menuPages));
+const Layout = makeLayout(
+  makeMenu(
+    resources.map((r) => r.name),
+    menuPages,
+  ),
+);
 
 function ConsoleAdmin() {
   return (

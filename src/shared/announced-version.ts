@@ -37,7 +37,11 @@ export class AnnouncedVersion {
     private readonly recheckMs: number,
   ) {}
 
-  static async start(ctx: Pick<AppContext, 'redis' | 'config' | 'newRedis'>, topic: ChangeTopic, recheckMs: number): Promise<AnnouncedVersion> {
+  static async start(
+    ctx: Pick<AppContext, 'redis' | 'config' | 'newRedis'>,
+    topic: ChangeTopic,
+    recheckMs: number,
+  ): Promise<AnnouncedVersion> {
     const subscriber = ctx.newRedis();
     const watched = new AnnouncedVersion(ctx, topic, subscriber, recheckMs);
     subscriber.on('message', () => watched.invalidate());

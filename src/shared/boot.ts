@@ -36,7 +36,9 @@ export async function runProcess(name: string, roles: RoleStarter[], options: { 
   }
   const logger: Logger = createLogger(config, name);
   if (!options.localServices && (!config.mongoUrl || (!config.redisUrl && !config.redisClusterNodes))) {
-    logger.fatal('MONGO_URL and REDIS_URL (or REDIS_CLUSTER_NODES) must be set when processes run separately (npm start runs everything with local servers)');
+    logger.fatal(
+      'MONGO_URL and REDIS_URL (or REDIS_CLUSTER_NODES) must be set when processes run separately (npm start runs everything with local servers)',
+    );
     process.exit(2);
   }
   const started = Date.now();

@@ -252,17 +252,21 @@ export function loadConfig(env: Env = process.env): Config {
   config.bootstrapTokens = tokens.tokens;
   r.problems.push(...tokens.problems);
   // An unsigned webhook could be forged by anyone who learns the URL; refuse to send one.
-  if (config.alertWebhookUrl && !config.alertWebhookSecret) r.problems.push('ALERT_WEBHOOK_SECRET is required when ALERT_WEBHOOK_URL is set');
+  if (config.alertWebhookUrl && !config.alertWebhookSecret)
+    r.problems.push('ALERT_WEBHOOK_SECRET is required when ALERT_WEBHOOK_URL is set');
   const clusterNodes = r.raw('REDIS_CLUSTER_NODES');
   if (clusterNodes !== undefined) {
     const parsed = parseRedisNodes('REDIS_CLUSTER_NODES', clusterNodes);
     r.problems.push(...parsed.problems);
     config.redisClusterNodes = parsed.nodes.length > 0 ? parsed.nodes : undefined;
-    if (config.redisUrl) r.problems.push('REDIS_URL and REDIS_CLUSTER_NODES are both set: set REDIS_URL for one Redis server or REDIS_CLUSTER_NODES for a Redis Cluster, not both');
+    if (config.redisUrl)
+      r.problems.push(
+        'REDIS_URL and REDIS_CLUSTER_NODES are both set: set REDIS_URL for one Redis server or REDIS_CLUSTER_NODES for a Redis Cluster, not both',
+      );
   }
   // A server on this machine by its socket (src/shared/redis.ts): the path must be there to connect to.
   if (config.redisUrl?.startsWith('unix:') && !/^unix:\/\/\/./.test(config.redisUrl)) {
-    r.problems.push('REDIS_URL unix: needs the socket\'s absolute path, e.g. unix:///run/redis/redis.sock');
+    r.problems.push("REDIS_URL unix: needs the socket's absolute path, e.g. unix:///run/redis/redis.sock");
   }
   if (/[:{}]/.test(config.queuePrefix)) r.problems.push('QUEUE_PREFIX must not contain ":", "{" or "}"');
   if (r.problems.length > 0) throw new ConfigError(r.problems);

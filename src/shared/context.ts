@@ -44,7 +44,11 @@ function quitOnce(connection: RedisClient): RedisClient {
   let quitting: Promise<'OK'> | undefined;
   const once = (callback?: (err?: Error | null, result?: 'OK') => void): Promise<'OK'> => {
     quitting ??= quit();
-    if (callback) quitting.then((result) => callback(null, result), (err: Error) => callback(err));
+    if (callback)
+      quitting.then(
+        (result) => callback(null, result),
+        (err: Error) => callback(err),
+      );
     return quitting;
   };
   (connection as { quit: typeof once }).quit = once;

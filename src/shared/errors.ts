@@ -61,5 +61,4 @@ export class ServiceError extends Error {
   }
 }
 
-export const badInput = (field: string, message: string) =>
-  new ServiceError(ErrorCodes.BAD_USER_INPUT, `${field}: ${message}`, { field });
+export const badInput = (field: string, message: string) => new ServiceError(ErrorCodes.BAD_USER_INPUT, `${field}: ${message}`, { field });

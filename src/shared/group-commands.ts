@@ -1,4 +1,12 @@
-import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter, type OptionalUnlessRequiredId, type UpdateFilter } from 'mongodb';
+import {
+  MongoBulkWriteError,
+  type Collection,
+  type Db,
+  type Document,
+  type Filter,
+  type OptionalUnlessRequiredId,
+  type UpdateFilter,
+} from 'mongodb';
 import { bulkRefusals, isDuplicateKeyError } from './mongo-errors';
 
 /**
@@ -93,7 +101,8 @@ function unorderedBulk<T, R>(ok: R, run: (items: T[]) => Promise<unknown>): (ite
       const refusals = bulkRefusals(err);
       if (err instanceof MongoBulkWriteError && err.result?.getWriteConcernError()) throw err;
       const outcomes: Array<Outcome<R>> = items.map(() => ok);
-      for (const refusal of refusals) outcomes[refusal.index] = new ItemWriteError(refusal.code, refusal.errmsg ?? `write ${refusal.index} refused`);
+      for (const refusal of refusals)
+        outcomes[refusal.index] = new ItemWriteError(refusal.code, refusal.errmsg ?? `write ${refusal.index} refused`);
       return outcomes;
     }
   };
@@ -139,14 +148,22 @@ const updaters = new WeakMap<Collection<never>, Batcher<{ filter: unknown; updat
  * Inserts one document, grouped with concurrent inserts into the same collection. 'duplicate' when a
  * unique index already holds its key (what insertOne reports as error 11000); other errors throw.
  */
-export async function groupInsert<T extends Document>(collection: Collection<T>, doc: OptionalUnlessRequiredId<T>): Promise<'inserted' | 'duplicate'> {
+export async function groupInsert<T extends Document>(
+  collection: Collection<T>,
+  doc: OptionalUnlessRequiredId<T>,
+): Promise<'inserted' | 'duplicate'> {
   const key = collection as unknown as Collection<never>;
-  const batcher = held(inserters, key, () =>
-    new Batcher(
-      unorderedBulk('inserted' as const, (docs: unknown[]) => collection.insertMany(docs as Array<OptionalUnlessRequiredId<T>>, { ordered: false })),
-      MAX_BATCH,
-      windowOf(key),
-    ),
+  const batcher = held(
+    inserters,
+    key,
+    () =>
+      new Batcher(
+        unorderedBulk('inserted' as const, (docs: unknown[]) =>
+          collection.insertMany(docs as Array<OptionalUnlessRequiredId<T>>, { ordered: false }),
+        ),
+        MAX_BATCH,
+        windowOf(key),
+      ),
   );
   try {
     return await batcher.submit(doc);
@@ -161,19 +178,26 @@ export async function groupInsert<T extends Document>(collection: Collection<T>,
  * record charged, removing a settled marker), grouped with concurrent ones on the same collection.
  * Resolves once acknowledged; a refusal of this update throws.
  */
-export async function groupUpdate<T extends Document>(collection: Collection<T>, filter: Filter<T>, update: UpdateFilter<T>): Promise<void> {
+export async function groupUpdate<T extends Document>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  update: UpdateFilter<T>,
+): Promise<void> {
   const key = collection as unknown as Collection<never>;
-  const batcher = held(updaters, key, () =>
-    new Batcher(
-      unorderedBulk('sent' as const, (ops: Array<{ filter: unknown; update: unknown }>) =>
-        collection.bulkWrite(
-          ops.map((op) => ({ updateOne: { filter: op.filter as Filter<T>, update: op.update as UpdateFilter<T> } })),
-          { ordered: false },
+  const batcher = held(
+    updaters,
+    key,
+    () =>
+      new Batcher(
+        unorderedBulk('sent' as const, (ops: Array<{ filter: unknown; update: unknown }>) =>
+          collection.bulkWrite(
+            ops.map((op) => ({ updateOne: { filter: op.filter as Filter<T>, update: op.update as UpdateFilter<T> } })),
+            { ordered: false },
+          ),
         ),
+        MAX_BATCH,
+        windowOf(key),
       ),
-      MAX_BATCH,
-      windowOf(key),
-    ),
   );
   await batcher.submit({ filter, update });
 }
@@ -189,21 +213,28 @@ const finders = new WeakMap<Collection<never>, Map<string, Batcher<string, Docum
 export async function groupFindOne<T extends Document>(collection: Collection<T>, field: string, value: string): Promise<T | null> {
   const key = collection as unknown as Collection<never>;
   const byField = held(finders, key, () => new Map<string, Batcher<string, Document | null>>());
-  const batcher = held(byField, field, () =>
-    new Batcher<string, Document | null>(async (values) => {
-      const docs = await collection.find({ [field]: { $in: [...new Set(values)] } } as Filter<T>).toArray();
-      const found = new Map<unknown, Document>(docs.map((doc) => [(doc as Document)[field], doc as Document]));
-      // Each caller gets its own copy: they may change what they read.
-      const handedOut = new Set<unknown>();
-      return values.map((v) => {
-        const doc = found.get(v) ?? null;
-        if (!doc || !handedOut.has(v)) {
-          handedOut.add(v);
-          return doc;
-        }
-        return structuredClone(doc);
-      });
-    }, MAX_BATCH, windowOf(key)),
+  const batcher = held(
+    byField,
+    field,
+    () =>
+      new Batcher<string, Document | null>(
+        async (values) => {
+          const docs = await collection.find({ [field]: { $in: [...new Set(values)] } } as Filter<T>).toArray();
+          const found = new Map<unknown, Document>(docs.map((doc) => [(doc as Document)[field], doc as Document]));
+          // Each caller gets its own copy: they may change what they read.
+          const handedOut = new Set<unknown>();
+          return values.map((v) => {
+            const doc = found.get(v) ?? null;
+            if (!doc || !handedOut.has(v)) {
+              handedOut.add(v);
+              return doc;
+            }
+            return structuredClone(doc);
+          });
+        },
+        MAX_BATCH,
+        windowOf(key),
+      ),
   );
   return (await batcher.submit(value)) as T | null;
 }
@@ -231,47 +262,62 @@ export async function groupFindElement<T extends Document, E>(
 ): Promise<{ doc: T; element: E | undefined } | null> {
   const handle = collection as unknown as Collection<never>;
   const byShape = held(elementFinders, handle, () => new Map<string, Batcher<{ key: string; id: string }, ElementRead>>());
-  const batcher = held(byShape, `${field}\u0000${array}\u0000${idField}`, () =>
-    new Batcher<{ key: string; id: string }, ElementRead>(async (items) => {
-      const projection = (ids: string[]) => ({ [field]: 1, [array]: { $elemMatch: { [idField]: ids.length === 1 ? ids[0] : { $in: ids } } } });
-      // Each caller gets its own copy, as from groupFindOne: they may change what they read. The first
-      // caller a document answers takes it as read; only a caller of the same element after it needs a clone.
-      const handedOut = new Set<Document>();
-      const answer = (doc: Document | undefined | null, wanted: string): ElementRead | 'other' => {
-        if (!doc) return null;
-        const element = (doc[array] as Document[] | undefined)?.[0];
-        if (element && element[idField] !== wanted) return 'other';
-        if (!handedOut.has(doc)) {
-          handedOut.add(doc);
-          return { doc, element };
-        }
-        const copy = structuredClone(doc);
-        return { doc: copy, element: (copy[array] as Document[] | undefined)?.[0] };
-      };
-      const results: ElementRead[] = items.map(() => null);
-      let pending = items.map((_, i) => i);
-      // Every round answers, of each document, the wanted element it returned; it stops when one answers nothing.
-      while (pending.length > 0) {
-        const docs = await collection
-          .find({ [field]: { $in: [...new Set(pending.map((i) => items[i].key))] } } as Filter<T>, { projection: projection([...new Set(pending.map((i) => items[i].id))]) })
-          .toArray();
-        const found = new Map<unknown, Document>(docs.map((doc) => [(doc as Document)[field], doc as Document]));
-        const next: number[] = [];
-        for (const i of pending) {
-          const read = answer(found.get(items[i].key), items[i].id);
-          if (read === 'other') next.push(i);
-          else results[i] = read;
-        }
-        if (next.length === pending.length) break;
-        pending = next;
-      }
-      // Left over only if an element's id were wanted of two documents: one exact read each.
-      for (const i of pending) {
-        const read = answer(await collection.findOne({ [field]: items[i].key } as Filter<T>, { projection: projection([items[i].id]) }), items[i].id);
-        results[i] = read === 'other' ? null : read;
-      }
-      return results;
-    }, MAX_BATCH, windowOf(handle)),
+  const batcher = held(
+    byShape,
+    `${field}\u0000${array}\u0000${idField}`,
+    () =>
+      new Batcher<{ key: string; id: string }, ElementRead>(
+        async (items) => {
+          const projection = (ids: string[]) => ({
+            [field]: 1,
+            [array]: { $elemMatch: { [idField]: ids.length === 1 ? ids[0] : { $in: ids } } },
+          });
+          // Each caller gets its own copy, as from groupFindOne: they may change what they read. The first
+          // caller a document answers takes it as read; only a caller of the same element after it needs a clone.
+          const handedOut = new Set<Document>();
+          const answer = (doc: Document | undefined | null, wanted: string): ElementRead | 'other' => {
+            if (!doc) return null;
+            const element = (doc[array] as Document[] | undefined)?.[0];
+            if (element && element[idField] !== wanted) return 'other';
+            if (!handedOut.has(doc)) {
+              handedOut.add(doc);
+              return { doc, element };
+            }
+            const copy = structuredClone(doc);
+            return { doc: copy, element: (copy[array] as Document[] | undefined)?.[0] };
+          };
+          const results: ElementRead[] = items.map(() => null);
+          let pending = items.map((_, i) => i);
+          // Every round answers, of each document, the wanted element it returned; it stops when one answers nothing.
+          while (pending.length > 0) {
+            const docs = await collection
+              .find({ [field]: { $in: [...new Set(pending.map((i) => items[i].key))] } } as Filter<T>, {
+                projection: projection([...new Set(pending.map((i) => items[i].id))]),
+              })
+              .toArray();
+            const found = new Map<unknown, Document>(docs.map((doc) => [(doc as Document)[field], doc as Document]));
+            const next: number[] = [];
+            for (const i of pending) {
+              const read = answer(found.get(items[i].key), items[i].id);
+              if (read === 'other') next.push(i);
+              else results[i] = read;
+            }
+            if (next.length === pending.length) break;
+            pending = next;
+          }
+          // Left over only if an element's id were wanted of two documents: one exact read each.
+          for (const i of pending) {
+            const read = answer(
+              await collection.findOne({ [field]: items[i].key } as Filter<T>, { projection: projection([items[i].id]) }),
+              items[i].id,
+            );
+            results[i] = read === 'other' ? null : read;
+          }
+          return results;
+        },
+        MAX_BATCH,
+        windowOf(handle),
+      ),
   );
   return (await batcher.submit({ key, id })) as { doc: T; element: E | undefined } | null;
 }

@@ -33,9 +33,15 @@ export function installMongoWriteGuard(): void {
   const { Connection } = requireFromHere('mongodb/lib/cmap/connection') as { Connection?: { prototype: DriverConnection } };
   const original = Connection?.prototype.writeCommand;
   if (typeof original !== 'function') {
-    throw new Error('mongodb driver: Connection.prototype.writeCommand not found; re-check src/shared/mongo-write-guard.ts against this driver version');
+    throw new Error(
+      'mongodb driver: Connection.prototype.writeCommand not found; re-check src/shared/mongo-write-guard.ts against this driver version',
+    );
   }
-  Connection!.prototype.writeCommand = function guardedWriteCommand(this: DriverConnection, command: unknown, options: unknown): Promise<void> {
+  Connection!.prototype.writeCommand = function guardedWriteCommand(
+    this: DriverConnection,
+    command: unknown,
+    options: unknown,
+  ): Promise<void> {
     const { socket } = this;
     const lost = () => new MongoNetworkError(`connection ${this.id} to ${this.address} closed`);
     if (socket.destroyed) return Promise.reject(lost());
@@ -43,7 +49,10 @@ export function installMongoWriteGuard(): void {
       // 'close' follows every destroy (on the next tick), also one that happens while the write waits.
       const onClose = () => reject(lost());
       socket.once('close', onClose);
-      original.call(this, command, options).then(resolve, reject).finally(() => socket.off('close', onClose));
+      original
+        .call(this, command, options)
+        .then(resolve, reject)
+        .finally(() => socket.off('close', onClose));
     });
   };
   installed = true;

@@ -134,7 +134,10 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.outcomes.createIndex({ at: 1 }, { name: 'decisions_by_age' }),
     // Rollbacks of a call not yet carried out, looked up before a tag is refused as a duplicate. Partial:
     // it holds rollbacks only, so the two decisions of every call (begin, end) add no key to it.
-    collections.outcomes.createIndex({ account_tag: 1, transaction_tag: 1 }, { name: 'rollbacks_by_call', partialFilterExpression: ROLLBACK_OUTCOMES }),
+    collections.outcomes.createIndex(
+      { account_tag: 1, transaction_tag: 1 },
+      { name: 'rollbacks_by_call', partialFilterExpression: ROLLBACK_OUTCOMES },
+    ),
     // The recovery sweep's rollbacks decided but not carried out (once a minute): rollbacks only, not a
     // day of decisions.
     collections.outcomes.createIndex({ state: 1, at: 1 }, { name: 'rollbacks_by_state', partialFilterExpression: ROLLBACK_OUTCOMES }),

@@ -27,7 +27,8 @@ export class LeanWorker<D = unknown, R = unknown, N extends string = string> ext
 
   constructor(name: string, processor: Processor<D, R, N>, opts: WorkerOptions) {
     super(name, processor, opts);
-    if (!('waiting' in this)) throw new Error('bullmq: Worker has no `waiting` field any more; src/workers/lean-worker.ts needs a look at this BullMQ version');
+    if (!('waiting' in this))
+      throw new Error('bullmq: Worker has no `waiting` field any more; src/workers/lean-worker.ts needs a look at this BullMQ version');
   }
 
   private get wokenUp(): boolean {

@@ -46,7 +46,9 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
   if (queues.includes(QueueNames.maintenance)) {
     await scheduleMaintenance(ctx);
     reschedule = setInterval(() => {
-      scheduleMaintenance(ctx).catch((err: unknown) => ctx.logger.warn({ err }, 'could not register the maintenance schedule; next period'));
+      scheduleMaintenance(ctx).catch((err: unknown) =>
+        ctx.logger.warn({ err }, 'could not register the maintenance schedule; next period'),
+      );
     }, ctx.config.longCallScanSeconds * 1000);
     reschedule.unref();
   }

@@ -96,7 +96,9 @@ function parseOptions(argv: string[]): Options {
     mongoEvery: 0,
     keep: false,
   };
-  const args = argv.flatMap((a) => (a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a]));
+  const args = argv.flatMap((a) =>
+    a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a],
+  );
   for (let i = 0; i < args.length; i++) {
     const name = args[i];
     const int = (min: number, max: number): number => {
@@ -144,7 +146,6 @@ function parseOptions(argv: string[]): Options {
 }
 
 // ============================================================================ small tools
-
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -236,8 +237,16 @@ class Run {
   progress(): void {
     const a = this.answers;
     const get = (k: string) => a.get(k) ?? 0;
-    const noAnswer = [...a].filter(([k]) => k === 'CONN_ERROR' || k === 'CLIENT_TIMEOUT' || k === 'ABORTED' || k === 'BAD_BODY' || /^HTTP_5/.test(k)).reduce((s, [, n]) => s + n, 0);
-    const refused = [...a].filter(([k]) => !['ok', 'TIMEOUT', 'UNAVAILABLE', 'BUSY', 'CONN_REFUSED', 'CONN_ERROR', 'CLIENT_TIMEOUT', 'ABORTED', 'BAD_BODY'].includes(k) && !/^HTTP_/.test(k)).reduce((s, [, n]) => s + n, 0);
+    const noAnswer = [...a]
+      .filter(([k]) => k === 'CONN_ERROR' || k === 'CLIENT_TIMEOUT' || k === 'ABORTED' || k === 'BAD_BODY' || /^HTTP_5/.test(k))
+      .reduce((s, [, n]) => s + n, 0);
+    const refused = [...a]
+      .filter(
+        ([k]) =>
+          !['ok', 'TIMEOUT', 'UNAVAILABLE', 'BUSY', 'CONN_REFUSED', 'CONN_ERROR', 'CLIENT_TIMEOUT', 'ABORTED', 'BAD_BODY'].includes(k) &&
+          !/^HTTP_/.test(k),
+      )
+      .reduce((s, [, n]) => s + n, 0);
     const down = this.procs.filter((p) => p.state !== 'up').map((p) => `${p.name}(${p.state})`);
     process.stdout.write(
       `[${String(Math.round((Date.now() - this.startedAt) / 1000)).padStart(4)}s ${this.phase.padEnd(8)}] requests ${total(this.sent)}: ok ${get('ok')}, refused ${refused}, ` +
@@ -347,7 +356,10 @@ class Proc {
     this.tail = '';
     this.pending = '';
     this.sawReadyLine = false;
-    const child = spawn(command, args, { env: this.spec.env ?? process.env, stdio: [this.spec.keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      env: this.spec.env ?? process.env,
+      stdio: [this.spec.keepStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     child.stdin?.on('error', () => undefined);
     this.log.write(`\n===== ${this.name} #${this.generation} pid ${child.pid ?? '?'} at ${new Date().toISOString()} =====\n`);
@@ -381,7 +393,9 @@ class Proc {
     const until = Date.now() + this.spec.readyTimeoutMs;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${this.name} exited (${child.signalCode ?? child.exitCode}) before it was ready; last output:\n${this.tail.slice(-1500)}`);
+        throw new Error(
+          `${this.name} exited (${child.signalCode ?? child.exitCode}) before it was ready; last output:\n${this.tail.slice(-1500)}`,
+        );
       }
       const ready = this.spec.readyLine ? this.sawReadyLine : await (this.spec.ready?.() ?? Promise.resolve(true)).catch(() => false);
       if (ready) break;
@@ -493,9 +507,26 @@ async function defineServices(run: Run): Promise<Services> {
     // No persistence: a restart loses everything unless the fault saved a dump.rdb first.
     command: () =>
       withParentDeathSignal(redisBinary, [
-        '--bind', HOST, '--port', String(redisPort), '--dir', redisDir, '--dbfilename', 'dump.rdb',
-        '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'no',
-        '--loglevel', 'warning', '--maxmemory-policy', 'noeviction',
+        '--bind',
+        HOST,
+        '--port',
+        String(redisPort),
+        '--dir',
+        redisDir,
+        '--dbfilename',
+        'dump.rdb',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+        '--protected-mode',
+        'no',
+        '--loglevel',
+        'warning',
+        '--maxmemory-policy',
+        'noeviction',
       ]),
     ready: () => redisReady(redisUrl),
     readyTimeoutMs: 15000,
@@ -503,7 +534,18 @@ async function defineServices(run: Run): Promise<Services> {
   const mongo = new Proc(run, {
     name: 'mongo',
     command: () =>
-      withParentDeathSignal('java', ['-XX:+UseParallelGC', '-Xss1m', '-jar', jar, '--host', HOST, '--port', String(mongoPort), '--h2', path.join(run.tmp, 'db.mv')]),
+      withParentDeathSignal('java', [
+        '-XX:+UseParallelGC',
+        '-Xss1m',
+        '-jar',
+        jar,
+        '--host',
+        HOST,
+        '--port',
+        String(mongoPort),
+        '--h2',
+        path.join(run.tmp, 'db.mv'),
+      ]),
     keepStdin: true,
     readyLine: /READY \S+:\d+/,
     readyTimeoutMs: 60000,
@@ -616,12 +658,26 @@ async function seedData(mongo: Mongo): Promise<void> {
   await c.pricelists.insertMany((Object.keys(RATES) as Pricelist[]).map((tag) => pricelist(tag)));
   await c.rates.insertMany(
     Object.entries(RATES).flatMap(([pl, byCarrier]) =>
-      Object.entries(byCarrier).map(([carrierTag, terms]) => rate(pl, carrierTag, '39', { rate: Number(terms.perSecond) * 60, rate_increment: 1, connect_fee: Number(terms.connect), interval_start: 0 })),
+      Object.entries(byCarrier).map(([carrierTag, terms]) =>
+        rate(pl, carrierTag, '39', {
+          rate: Number(terms.perSecond) * 60,
+          rate_increment: 1,
+          connect_fee: Number(terms.connect),
+          interval_start: 0,
+        }),
+      ),
     ),
   );
   await c.accounts.insertMany(
     ACCOUNTS.map((a) =>
-      account(a.tag, { type: a.type, balance: a.balance, max_concurrent_transactions: a.max, linked_accounts: a.linked, pricelist_tags: [a.pricelist], active: a.active }),
+      account(a.tag, {
+        type: a.type,
+        balance: a.balance,
+        max_concurrent_transactions: a.max,
+        linked_accounts: a.linked,
+        pricelist_tags: [a.pricelist],
+        active: a.active,
+      }),
     ),
   );
 }
@@ -779,7 +835,9 @@ class Client {
   async loop(): Promise<void> {
     // Client 2 first holds calls longer than their decisions live (issue 31, defect 3), when the phase allows.
     if (this.id === 2 && this.run.options.seconds >= LONG_CALL_SECS + 10) {
-      await Promise.all(['a7', 'a1'].map((caller) => this.beginEnd(this.newCall('long', caller, { t0: Date.now(), secs: LONG_CALL_SECS }), 'none')));
+      await Promise.all(
+        ['a7', 'a1'].map((caller) => this.beginEnd(this.newCall('long', caller, { t0: Date.now(), secs: LONG_CALL_SECS }), 'none')),
+      );
     }
     while (!this.run.stopFaults.signal.aborted && !this.run.hardStop.signal.aborted) {
       try {
@@ -793,9 +851,21 @@ class Client {
     }
   }
 
-  private newCall(scenario: string, caller: string, opts: { tag?: string; incarnation?: number; destination?: string; secs?: number; t0?: number; carrier?: CarrierTag } = {}): Call {
+  private newCall(
+    scenario: string,
+    caller: string,
+    opts: { tag?: string; incarnation?: number; destination?: string; secs?: number; t0?: number; carrier?: CarrierTag } = {},
+  ): Call {
     const destination = opts.destination ?? `39${between(this.rng, 100000, 999999)}`;
-    const call = new Call(caller, opts.tag ?? `c${this.id}-${++this.serial}`, opts.incarnation ?? 1, scenario, destination, opts.secs ?? between(this.rng, 1, 40), { t0: opts.t0, carrier: opts.carrier });
+    const call = new Call(
+      caller,
+      opts.tag ?? `c${this.id}-${++this.serial}`,
+      opts.incarnation ?? 1,
+      scenario,
+      destination,
+      opts.secs ?? between(this.rng, 1, 40),
+      { t0: opts.t0, carrier: opts.carrier },
+    );
     this.calls.push(call);
     return call;
   }
@@ -842,7 +912,11 @@ class Client {
   private async reuseAfter(call: Call): Promise<void> {
     if (!call.rolledBackOk || this.rng() >= 0.6 || this.run.hardStop.signal.aborted) return;
     const asRecord = this.rng() < 0.5;
-    const again = this.newCall(asRecord ? 'tag-reused-record' : 'tag-reused-begin-end', call.caller, { tag: call.tag, incarnation: call.incarnation + 1, destination: call.destination });
+    const again = this.newCall(asRecord ? 'tag-reused-record' : 'tag-reused-begin-end', call.caller, {
+      tag: call.tag,
+      incarnation: call.incarnation + 1,
+      destination: call.destination,
+    });
     again.previous = call;
     if (asRecord) await this.record(again, false);
     else await this.beginEnd(again, 'none');
@@ -860,7 +934,10 @@ class Client {
     }
     if (b.verdict === 'not-happened') {
       if (b.final === 'DUPLICATE_TRANSACTION' && b.firstDelivered) {
-        this.run.violation('answers', `${call.label}: begin refused DUPLICATE_TRANSACTION though no call with this tag was live (${call.history})`);
+        this.run.violation(
+          'answers',
+          `${call.label}: begin refused DUPLICATE_TRANSACTION though no call with this tag was live (${call.history})`,
+        );
         call.set('unknown', 'begin refused as a duplicate');
       } else {
         call.set('absent', `begin answered ${b.final}`);
@@ -884,7 +961,10 @@ class Client {
     if (e.verdict === 'not-happened') {
       if (e.final === 'NOT_FOUND') {
         if (call.firm) {
-          this.run.violation('answers', `${call.label}: end answered NOT_FOUND, but the begin was acknowledged and no end or rollback had taken effect (${call.history})`);
+          this.run.violation(
+            'answers',
+            `${call.label}: end answered NOT_FOUND, but the begin was acknowledged and no end or rollback had taken effect (${call.history})`,
+          );
           call.set('unknown', 'end found no call');
         } else {
           call.set('absent', 'the inferred begin did not last (end found no call)');
@@ -916,7 +996,10 @@ class Client {
     }
     if (r.verdict === 'not-happened') {
       if (r.final === 'DUPLICATE_TRANSACTION' && r.firstDelivered) {
-        this.run.violation('answers', `${call.label}: record refused DUPLICATE_TRANSACTION though no call with this tag was live (${call.history})`);
+        this.run.violation(
+          'answers',
+          `${call.label}: record refused DUPLICATE_TRANSACTION though no call with this tag was live (${call.history})`,
+        );
         call.set('unknown', 'record refused as a duplicate');
       } else {
         call.set('absent', `record answered ${r.final}`);
@@ -950,8 +1033,18 @@ class Client {
         body: JSON.stringify({ transaction_tag: tag, account_tag: caller, destination: '39555000' }),
         signal: AbortSignal.any([this.run.hardStop.signal, AbortSignal.timeout(CLIENT_TIMEOUT_MS)]),
       });
-      const answer = (await response.json().catch(() => null)) as { authorized?: boolean; unauthorized_reason?: string; max_available_units?: number; carriers?: string[] } | null;
-      kind = response.status !== 200 ? `HTTP_${response.status}` : answer?.authorized ? 'authorized' : (answer?.unauthorized_reason ?? 'unreadable');
+      const answer = (await response.json().catch(() => null)) as {
+        authorized?: boolean;
+        unauthorized_reason?: string;
+        max_available_units?: number;
+        carriers?: string[];
+      } | null;
+      kind =
+        response.status !== 200
+          ? `HTTP_${response.status}`
+          : answer?.authorized
+            ? 'authorized'
+            : (answer?.unauthorized_reason ?? 'unreadable');
       if (answer?.authorized) {
         units = answer.max_available_units ?? 0;
         // c2 is left out of the list once a party cannot pay a second there: the proxy then uses c1.
@@ -965,7 +1058,13 @@ class Client {
     bump(byOp, kind);
     if (units <= 0) return;
     const secs = this.rng() < 0.34 ? units + 1 : Math.min(units, between(this.rng, 1, 20));
-    const call = this.newCall('failover', caller, { tag, destination: '39555000', secs, t0: Math.floor(Date.now() / 1000) * 1000 - secs * 1000, carrier: onC2 ? 'c2' : 'c1' });
+    const call = this.newCall('failover', caller, {
+      tag,
+      destination: '39555000',
+      secs,
+      t0: Math.floor(Date.now() / 1000) * 1000 - secs * 1000,
+      carrier: onC2 ? 'c2' : 'c1',
+    });
     await this.beginEnd(call, 'none');
   }
 
@@ -989,7 +1088,10 @@ class Client {
       call.note('end', e);
       if (e.verdict === 'happened' && !e.inferred) {
         if (b.effect === 'transient' && round === 0) {
-          this.run.violation('answers', `${call.label}: begin answered ${b.kind} ("did not happen"), yet its end found the call running (${call.history})`);
+          this.run.violation(
+            'answers',
+            `${call.label}: begin answered ${b.kind} ("did not happen"), yet its end found the call running (${call.history})`,
+          );
         }
         call.set('charged', 'end acknowledged after a begin answered late', true);
         return;
@@ -1001,7 +1103,11 @@ class Client {
       const r = await this.runOp('record', call.recordBody(), FINISH_POLICY);
       call.note('record', r);
       if (r.verdict === 'happened') {
-        call.set('charged', r.inferred ? 'fallback record inferred from DUPLICATE_TRANSACTION after a lost answer' : 'recorded after end found no call', !r.inferred);
+        call.set(
+          'charged',
+          r.inferred ? 'fallback record inferred from DUPLICATE_TRANSACTION after a lost answer' : 'recorded after end found no call',
+          !r.inferred,
+        );
         return;
       }
       // DUPLICATE_TRANSACTION: the late begin stood after all (it ran between the two); end it.
@@ -1024,7 +1130,10 @@ class Client {
       call.set('unknown', 'rollback: outcome unknown');
     } else if (r.final === 'NOT_FOUND') {
       if (call.firm) {
-        this.run.violation('answers', `${call.label}: rollback answered NOT_FOUND for an acknowledged ${call.expect} call (${call.history})`);
+        this.run.violation(
+          'answers',
+          `${call.label}: rollback answered NOT_FOUND for an acknowledged ${call.expect} call (${call.history})`,
+        );
         call.set('unknown', 'rollback found no call');
       } else {
         call.set('absent', 'rollback found no call (its state was inferred)');
@@ -1100,7 +1209,12 @@ class Client {
         signal: AbortSignal.any([this.run.hardStop.signal, AbortSignal.timeout(CLIENT_TIMEOUT_MS)]),
       });
       const answer = (await response.json().catch(() => null)) as { authorized?: boolean; unauthorized_reason?: string } | null;
-      kind = response.status !== 200 ? `HTTP_${response.status}` : answer?.authorized ? 'authorized' : (answer?.unauthorized_reason ?? 'unreadable');
+      kind =
+        response.status !== 200
+          ? `HTTP_${response.status}`
+          : answer?.authorized
+            ? 'authorized'
+            : (answer?.unauthorized_reason ?? 'unreadable');
     } catch (err) {
       kind = fetchFailure(err).kind;
     }
@@ -1165,7 +1279,13 @@ function fetchFailure(err: unknown): Answer {
 
 // ============================================================================ faults
 
-async function faultLoop(run: Run, name: string, firstMs: number, everyMs: [number, number], act: (rng: Rng) => Promise<void>): Promise<void> {
+async function faultLoop(
+  run: Run,
+  name: string,
+  firstMs: number,
+  everyMs: [number, number],
+  act: (rng: Rng) => Promise<void>,
+): Promise<void> {
   const rng = seededRng(run.options.seed + [...name].reduce((h, ch) => h * 31 + ch.charCodeAt(0), 7));
   const endMs = run.options.seconds * 1000;
   let at = firstMs;
@@ -1198,11 +1318,19 @@ async function liveAudits(run: Run, mongoUrl: string): Promise<void> {
       run.liveAudits.started += 1;
       try {
         mongo ??= await withTimeout(connectMongo(mongoUrl, MONGO_DB), 15_000, 'audit connection');
-        const report = await withTimeout(auditLedger(mongo.collections, { recheckPauseMs: TAKEOVER_MS + AGENT_TIMEOUT_MS }), 90_000, 'audit during the load');
+        const report = await withTimeout(
+          auditLedger(mongo.collections, { recheckPauseMs: TAKEOVER_MS + AGENT_TIMEOUT_MS }),
+          90_000,
+          'audit during the load',
+        );
         run.liveAudits.finished += 1;
         run.liveAudits.differences += report.differences.length;
         run.liveAudits.calls += report.calls.length;
-        for (const d of report.differences) run.violation('1 audit (during the load)', `${d.account_tag}: balance off by ${d.balance_difference}, records off by ${d.records_difference}`);
+        for (const d of report.differences)
+          run.violation(
+            '1 audit (during the load)',
+            `${d.account_tag}: balance off by ${d.balance_difference}, records off by ${d.records_difference}`,
+          );
         for (const c of report.calls) run.violation('1 audit (during the load)', `${c.account_tag}/${c.transaction_tag}: ${c.problem}`);
       } catch (err) {
         run.liveAudits.failed += 1;
@@ -1218,7 +1346,9 @@ function runFaults(run: Run, s: Services): Promise<unknown> {
   const phase = run.options.seconds * 1000;
   const mongoEvery = run.options.mongoEvery * 1000;
   // --mongo-every: early and often, to find restart races; otherwise the default schedule.
-  const [mongoFirstMs, mongoGapMs]: [number, [number, number]] = mongoEvery ? [phase * 0.1, [mongoEvery, mongoEvery + 3000]] : [phase * 0.5, [35_000, 50_000]];
+  const [mongoFirstMs, mongoGapMs]: [number, [number, number]] = mongoEvery
+    ? [phase * 0.1, [mongoEvery, mongoEvery + 3000]]
+    : [phase * 0.5, [35_000, 50_000]];
   let nextWorker = 0;
   const restart = async (proc: Proc, signal: 'SIGKILL' | 'SIGTERM', fault: string, pauseMs: number) => {
     await proc.kill(signal);
@@ -1231,15 +1361,26 @@ function runFaults(run: Run, s: Services): Promise<unknown> {
     faultLoop(run, 'worker', Math.min(8000, phase * 0.1), [10_000, 20_000], (rng) =>
       restart(s.workers[nextWorker++ % s.workers.length], 'SIGKILL', 'worker SIGKILL + restart', between(rng, 200, 1500)),
     ),
-    faultLoop(run, 'agent', phase * 0.22, [25_000, 40_000], (rng) => restart(s.agent, 'SIGKILL', 'agent SIGKILL + restart', between(rng, 300, 1500))),
+    faultLoop(run, 'agent', phase * 0.22, [25_000, 40_000], (rng) =>
+      restart(s.agent, 'SIGKILL', 'agent SIGKILL + restart', between(rng, 300, 1500)),
+    ),
     faultLoop(run, 'redis', phase * 0.35, [30_000, 45_000], async (rng) => {
       let keep = rng() < 0.5;
       if (keep) {
         // SAVE, then SIGKILL: the restart loads that snapshot (the few writes in between are lost).
-        const client = new Redis(s.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+        const client = new Redis(s.redisUrl, {
+          lazyConnect: true,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+          connectTimeout: 2000,
+        });
         client.on('error', () => undefined);
         try {
-          await withTimeout(client.connect().then(() => client.save()), 5000, 'redis SAVE');
+          await withTimeout(
+            client.connect().then(() => client.save()),
+            5000,
+            'redis SAVE',
+          );
         } catch (err) {
           run.note(`redis SAVE failed (${errorText(err)}): its data is lost instead`);
           keep = false;
@@ -1255,7 +1396,12 @@ function runFaults(run: Run, s: Services): Promise<unknown> {
     }),
     faultLoop(run, 'mongo', mongoFirstMs, mongoGapMs, (rng) => {
       const kill = run.options.killMongo && rng() < 0.5;
-      return restart(s.mongo, kill ? 'SIGKILL' : 'SIGTERM', kill ? 'mongo SIGKILL + restart' : 'mongo SIGTERM + restart', between(rng, 500, 2000));
+      return restart(
+        s.mongo,
+        kill ? 'SIGKILL' : 'SIGTERM',
+        kill ? 'mongo SIGKILL + restart' : 'mongo SIGTERM + restart',
+        between(rng, 500, 2000),
+      );
     }),
   ]);
 }
@@ -1314,7 +1460,11 @@ async function settle(run: Run, mongo: Mongo, queues: Queues, clientsDoneAt: num
     try {
       last = await withTimeout(snapshot(mongo, queues), 20000, 'settling snapshot');
       lastError = undefined;
-      const quiet = last.audit.records_in_flight === 0 && last.audit.pending_markers === 0 && last.endedEntries === 0 && Object.values(last.queued).every((n) => n === 0);
+      const quiet =
+        last.audit.records_in_flight === 0 &&
+        last.audit.pending_markers === 0 &&
+        last.endedEntries === 0 &&
+        Object.values(last.queued).every((n) => n === 0);
       if (quiet && last.lastScanStartedAt >= scanAfter) return { settled: true, ms: Date.now() - started, last, lastError };
     } catch (err) {
       lastError = errorText(err);
@@ -1370,7 +1520,10 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
     run.violation('1 audit', `${d.account_tag}: balance off by ${d.balance_difference}, records off by ${d.records_difference}`);
   }
   for (const c of audit.calls) {
-    run.violation('1 audit', `${c.account_tag}/${c.transaction_tag}: ${c.problem}${c.record_id ? ` (record ${c.record_id})` : ''}${c.entry_id ? ` (entry ${c.entry_id})` : ''}`);
+    run.violation(
+      '1 audit',
+      `${c.account_tag}/${c.transaction_tag}: ${c.problem}${c.record_id ? ` (record ${c.record_id})` : ''}${c.entry_id ? ` (entry ${c.entry_id})` : ''}`,
+    );
   }
 
   const finals = new Map<string, Call>();
@@ -1386,7 +1539,9 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
     list.push(r);
     recordsOf.set(key, list);
   }
-  const accounts = await mongo.collections.accounts.find({}, { projection: { account_tag: 1, balance: 1, opening_balance: 1, running_transactions: 1 } }).toArray();
+  const accounts = await mongo.collections.accounts
+    .find({}, { projection: { account_tag: 1, balance: 1, opening_balance: 1, running_transactions: 1 } })
+    .toArray();
   const entriesOf = new Map<string, Array<{ account: string; inProgress: boolean }>>();
   let reservations = 0;
   for (const a of accounts) {
@@ -1402,7 +1557,14 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
     }
   }
 
-  const counts: CheckCounts = { charged: 0, absent: 0, running: 0, unknown: 0, unknownLeft: { running: 0, recorded: 0, nothing: 0 }, reservations };
+  const counts: CheckCounts = {
+    charged: 0,
+    absent: 0,
+    running: 0,
+    unknown: 0,
+    unknownLeft: { running: 0, recorded: 0, nothing: 0 },
+    reservations,
+  };
   const low = new Map<string, bigint>();
   const high = new Map<string, bigint>();
   const add = (map: Map<string, bigint>, k: string, v: bigint) => map.set(k, (map.get(k) ?? 0n) + v);
@@ -1421,41 +1583,72 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
           add(high, party, fee);
           const mine = recs.filter((r) => r.account_tag === party);
           if (mine.length !== 1) {
-            run.violation('2 acknowledged', `${call.label}: ${party} holds ${mine.length} records of the call, expected 1 with fee ${fee} (${explain(call)})`);
+            run.violation(
+              '2 acknowledged',
+              `${call.label}: ${party} holds ${mine.length} records of the call, expected 1 with fee ${fee} (${explain(call)})`,
+            );
             continue;
           }
           const [r] = mine;
           if (r.fee !== fee || r.duration !== call.secs) {
-            run.violation('2 acknowledged', `${call.label}: ${party}'s record has fee ${r.fee} and duration ${r.duration}, expected ${fee} and ${call.secs} (${explain(call)})`);
+            run.violation(
+              '2 acknowledged',
+              `${call.label}: ${party}'s record has fee ${r.fee} and duration ${r.duration}, expected ${fee} and ${call.secs} (${explain(call)})`,
+            );
           }
-          if (r.state !== 'charged') run.violation('2 acknowledged', `${call.label}: ${party}'s record is '${r.state ?? 'no state'}', not 'charged' (${explain(call)})`);
+          if (r.state !== 'charged')
+            run.violation(
+              '2 acknowledged',
+              `${call.label}: ${party}'s record is '${r.state ?? 'no state'}', not 'charged' (${explain(call)})`,
+            );
         }
         for (const r of recs.filter((x) => !parties.includes(x.account_tag))) {
-          run.violation('2 acknowledged', `${call.label}: a record on ${r.account_tag}, which is not a party of the call (${explain(call)})`);
+          run.violation(
+            '2 acknowledged',
+            `${call.label}: a record on ${r.account_tag}, which is not a party of the call (${explain(call)})`,
+          );
         }
         if (entries.length > 0) {
-          run.violation('4 ended', `${call.label}: ${entries.map((e) => `${e.account}${e.inProgress ? ' (in progress)' : ' (ended)'}`).join(', ')} still hold a running entry of a call acknowledged as charged (${explain(call)})`);
+          run.violation(
+            '4 ended',
+            `${call.label}: ${entries.map((e) => `${e.account}${e.inProgress ? ' (in progress)' : ' (ended)'}`).join(', ')} still hold a running entry of a call acknowledged as charged (${explain(call)})`,
+          );
         }
         break;
       }
       case 'absent':
         counts.absent += 1;
         if (recs.length > 0) {
-          run.violation('3 nothing left', `${call.label}: ${recs.map((r) => `${r.account_tag} (fee ${r.fee}, ${r.state ?? 'no state'})`).join(', ')} hold a record of a call that must have left nothing (${explain(call)})`);
+          run.violation(
+            '3 nothing left',
+            `${call.label}: ${recs.map((r) => `${r.account_tag} (fee ${r.fee}, ${r.state ?? 'no state'})`).join(', ')} hold a record of a call that must have left nothing (${explain(call)})`,
+          );
         }
         if (entries.length > 0) {
-          run.violation('3 nothing left', `${call.label}: ${entries.map((e) => `${e.account}${e.inProgress ? ' (in progress)' : ' (ended)'}`).join(', ')} hold a running entry of a call that must have left nothing (${explain(call)})`);
+          run.violation(
+            '3 nothing left',
+            `${call.label}: ${entries.map((e) => `${e.account}${e.inProgress ? ' (in progress)' : ' (ended)'}`).join(', ')} hold a running entry of a call that must have left nothing (${explain(call)})`,
+          );
         }
         break;
       case 'running': {
         counts.running += 1;
-        const live = entries.filter((e) => e.inProgress).map((e) => e.account).sort();
+        const live = entries
+          .filter((e) => e.inProgress)
+          .map((e) => e.account)
+          .sort();
         if (recs.length === 0 && live.join() === [...parties].sort().join() && entries.length === parties.length) {
           if (call.endContradicted) {
-            run.violation('answers', `${call.label}: end answered "did not happen", then ALREADY_ENDED to the same request, and the call was left running, never charged: the ALREADY_ENDED answer was false (${explain(call)})`);
+            run.violation(
+              'answers',
+              `${call.label}: end answered "did not happen", then ALREADY_ENDED to the same request, and the call was left running, never charged: the ALREADY_ENDED answer was false (${explain(call)})`,
+            );
           }
         } else {
-          run.violation('3 still running', `${call.label}: its end was answered only "did not happen" (TIMEOUT, UNAVAILABLE, BUSY) or a refusal, so it must still run on ${parties.join(', ')}, unrecorded; found entries [${entries.map((e) => `${e.account}${e.inProgress ? '' : ' ended'}`).join(', ')}], records [${recs.map((r) => r.account_tag).join(', ')}] (${explain(call)})`);
+          run.violation(
+            '3 still running',
+            `${call.label}: its end was answered only "did not happen" (TIMEOUT, UNAVAILABLE, BUSY) or a refusal, so it must still run on ${parties.join(', ')}, unrecorded; found entries [${entries.map((e) => `${e.account}${e.inProgress ? '' : ' ended'}`).join(', ')}], records [${recs.map((r) => r.account_tag).join(', ')}] (${explain(call)})`,
+          );
         }
         break;
       }
@@ -1466,7 +1659,10 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
         else counts.unknownLeft.nothing += 1;
         for (const party of parties) add(high, party, call.fee(party));
         for (const e of entries.filter((x) => !x.inProgress)) {
-          run.violation('4 ended', `${call.label}: ${e.account} still holds an ended, unprocessed entry (outcome unknown to the client: ${explain(call)})`);
+          run.violation(
+            '4 ended',
+            `${call.label}: ${e.account} still holds an ended, unprocessed entry (outcome unknown to the client: ${explain(call)})`,
+          );
         }
         break;
       }
@@ -1475,11 +1671,16 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
 
   // Records and entries of calls no client made.
   for (const [key, recs] of recordsOf) {
-    if (!finals.has(key)) run.violation('3 nothing left', `record of an unknown call ${key.replace('\u0000', '/')} on ${recs.map((r) => r.account_tag).join(', ')}`);
+    if (!finals.has(key))
+      run.violation(
+        '3 nothing left',
+        `record of an unknown call ${key.replace('\u0000', '/')} on ${recs.map((r) => r.account_tag).join(', ')}`,
+      );
   }
   const knownIds = new Set([...finals.values()].map((c) => callId(c.caller, c.tag)));
   for (const [id, entries] of entriesOf) {
-    if (!knownIds.has(id)) run.violation('3 nothing left', `running entry of an unknown call ${id} on ${entries.map((e) => e.account).join(', ')}`);
+    if (!knownIds.has(id))
+      run.violation('3 nothing left', `running entry of an unknown call ${id} on ${entries.map((e) => e.account).join(', ')}`);
   }
 
   // Balances: opening - fees of the account's records; and within what the answers allow.
@@ -1487,12 +1688,18 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
     const opening = a.opening_balance ?? seedOf.get(a.account_tag)?.balance ?? 0n;
     const fees = records.filter((r) => r.account_tag === a.account_tag && r.state === 'charged').reduce((s, r) => s + r.fee, 0n);
     if (a.balance !== opening - fees) {
-      run.violation('2 acknowledged', `${a.account_tag}: balance ${a.balance}, but opening ${opening} - fees of its charged records ${fees} = ${opening - fees}`);
+      run.violation(
+        '2 acknowledged',
+        `${a.account_tag}: balance ${a.balance}, but opening ${opening} - fees of its charged records ${fees} = ${opening - fees}`,
+      );
     }
     // Failover calls are cut at a grant that must hold on the dearer carrier, for every party.
     const failoverParty = ['f1', 'f2', 'fp'].includes(a.account_tag);
     if (failoverParty && a.balance < 0n) {
-      run.violation('5 no overdraft', `${a.account_tag}: prepaid balance ${a.balance} after failover calls cut at their grant (one at a time)`);
+      run.violation(
+        '5 no overdraft',
+        `${a.account_tag}: prepaid balance ${a.balance} after failover calls cut at their grant (one at a time)`,
+      );
     }
     const debited = opening - a.balance;
     const min = low.get(a.account_tag) ?? 0n;
@@ -1500,7 +1707,8 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
     if (debited < min || debited > max) {
       run.violation(
         '2 acknowledged',
-        `${a.account_tag}: debited ${debited} in all, but the acknowledged calls cost ${min}` + (max > min ? ` (up to ${max} with the calls of unknown outcome)` : ''),
+        `${a.account_tag}: debited ${debited} in all, but the acknowledged calls cost ${min}` +
+          (max > min ? ` (up to ${max} with the calls of unknown outcome)` : ''),
       );
     }
   }
@@ -1509,22 +1717,44 @@ async function verify(run: Run, mongo: Mongo, calls: Call[], audit: AuditReport)
 
 // ============================================================================ report
 
-function printReport(run: Run, calls: Call[], counts: CheckCounts | undefined, audit: AuditReport | undefined, settled: SettleResult | undefined, procs: Proc[]): void {
+function printReport(
+  run: Run,
+  calls: Call[],
+  counts: CheckCounts | undefined,
+  audit: AuditReport | undefined,
+  settled: SettleResult | undefined,
+  procs: Proc[],
+): void {
   const out: string[] = [];
   const line = (text = '') => out.push(text);
   const list = (map: Map<string, number>, order: (a: string, b: string) => number = (a, b) => a.localeCompare(b)) =>
-    [...map].sort(([a], [b]) => order(a, b)).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
-  const rank = (k: string) => (k === 'ok' ? 0 : TRANSIENT.has(k) ? 2 : ['CONN_REFUSED', 'CONN_ERROR', 'CLIENT_TIMEOUT', 'ABORTED', 'BAD_BODY'].includes(k) || /^HTTP_/.test(k) ? 3 : 1);
+    [...map]
+      .sort(([a], [b]) => order(a, b))
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
+  const rank = (k: string) =>
+    k === 'ok'
+      ? 0
+      : TRANSIENT.has(k)
+        ? 2
+        : ['CONN_REFUSED', 'CONN_ERROR', 'CLIENT_TIMEOUT', 'ABORTED', 'BAD_BODY'].includes(k) || /^HTTP_/.test(k)
+          ? 3
+          : 1;
   const answerOrder = (a: string, b: string) => rank(a) - rank(b) || a.localeCompare(b);
 
   line();
   line('================ chaos run report ================');
-  line(`options: --seconds ${run.options.seconds} --clients ${run.options.clients} --seed ${run.options.seed}${run.options.killMongo ? ' --kill-mongo' : ''}; agent timeout ${AGENT_TIMEOUT_MS} ms, job lock ${JOB_LOCK_MS} ms, scan every ${LONG_CALL_SCAN_SECONDS} s`);
+  line(
+    `options: --seconds ${run.options.seconds} --clients ${run.options.clients} --seed ${run.options.seed}${run.options.killMongo ? ' --kill-mongo' : ''}; agent timeout ${AGENT_TIMEOUT_MS} ms, job lock ${JOB_LOCK_MS} ms, scan every ${LONG_CALL_SCAN_SECONDS} s`,
+  );
   line(`wall time: ${seconds(Date.now() - run.startedAt)}`);
   line();
-  line(`requests sent (retries): ${(['begin', 'end', 'record', 'rollback'] as const).map((op) => `${op} ${run.sent.get(op) ?? 0} (${run.retries.get(op) ?? 0})`).join(', ')}, authorization ${run.sent.get('authorization') ?? 0}; total ${total(run.sent)}`);
+  line(
+    `requests sent (retries): ${(['begin', 'end', 'record', 'rollback'] as const).map((op) => `${op} ${run.sent.get(op) ?? 0} (${run.retries.get(op) ?? 0})`).join(', ')}, authorization ${run.sent.get('authorization') ?? 0}; total ${total(run.sent)}`,
+  );
   line(`answers: ${list(run.answers, answerOrder)}`);
-  for (const op of ['begin', 'end', 'record', 'rollback']) line(`  ${op.padEnd(8)} ${list(run.answersByOp.get(op) ?? new Map(), answerOrder)}`);
+  for (const op of ['begin', 'end', 'record', 'rollback'])
+    line(`  ${op.padEnd(8)} ${list(run.answersByOp.get(op) ?? new Map(), answerOrder)}`);
   line(`  authorization (before half the begins; not counted in answers above) ${list(run.answersByOp.get('authorization') ?? new Map())}`);
   line('  (CONN_REFUSED: never reached an agent; CONN_ERROR, CLIENT_TIMEOUT, HTTP_5xx, ABORTED: no answer, outcome unknown)');
   const scenarios = new Map<string, number>();
@@ -1532,27 +1762,40 @@ function printReport(run: Run, calls: Call[], counts: CheckCounts | undefined, a
   const ends = new Map<string, number>();
   for (const c of calls) bump(ends, c.expect);
   line(`calls: ${calls.length} (${list(scenarios)})`);
-  line(`  as the clients left them: ${list(ends)}; tag reuses after an acknowledged rollback: ${calls.filter((c) => c.incarnation > 1).length}`);
+  line(
+    `  as the clients left them: ${list(ends)}; tag reuses after an acknowledged rollback: ${calls.filter((c) => c.incarnation > 1).length}`,
+  );
   line();
   line(`faults injected: ${list(run.faults)}`);
   for (const p of procs) {
     const levels = p.levels.size ? `; log lines ${list(p.levels)}` : '';
-    line(`  ${p.name.padEnd(8)} started ${p.generation} times, start failures ${p.startFailures}, exits by itself ${p.unexpectedExits.length}${p.unexpectedExits.length ? ` (${p.unexpectedExits.join(', ')})` : ''}${levels}`);
+    line(
+      `  ${p.name.padEnd(8)} started ${p.generation} times, start failures ${p.startFailures}, exits by itself ${p.unexpectedExits.length}${p.unexpectedExits.length ? ` (${p.unexpectedExits.join(', ')})` : ''}${levels}`,
+    );
   }
   line();
   if (settled) {
     const s = settled.last;
     line(
       `settling: ${settled.settled ? 'done' : 'NOT done'} in ${seconds(settled.ms)}` +
-        (s ? `: records in flight ${s.audit.records_in_flight}, ledger markers ${s.audit.pending_markers}, ended entries ${s.endedEntries}, queued jobs ${JSON.stringify(s.queued)}, last maintenance scan started ${s.lastScanStartedAt ? seconds(Date.now() - s.lastScanStartedAt) + ' ago' : 'never'}` : '') +
+        (s
+          ? `: records in flight ${s.audit.records_in_flight}, ledger markers ${s.audit.pending_markers}, ended entries ${s.endedEntries}, queued jobs ${JSON.stringify(s.queued)}, last maintenance scan started ${s.lastScanStartedAt ? seconds(Date.now() - s.lastScanStartedAt) + ' ago' : 'never'}`
+          : '') +
         (settled.lastError ? `; last error: ${settled.lastError}` : ''),
     );
   }
   const la = run.liveAudits;
-  line(`audits during the load: ${la.started} started, ${la.finished} finished (${la.failed} could not reach MongoDB): ${la.differences} differences, ${la.calls} call problems`);
-  if (audit) line(`audit: ${audit.accounts} accounts, ${audit.ledger_entries} ledger entries, ${audit.records} records, ${audit.pending_markers} markers, ${audit.records_in_flight} in flight, ${audit.differences.length} differences, ${audit.calls.length} call problems`);
+  line(
+    `audits during the load: ${la.started} started, ${la.finished} finished (${la.failed} could not reach MongoDB): ${la.differences} differences, ${la.calls} call problems`,
+  );
+  if (audit)
+    line(
+      `audit: ${audit.accounts} accounts, ${audit.ledger_entries} ledger entries, ${audit.records} records, ${audit.pending_markers} markers, ${audit.records_in_flight} in flight, ${audit.differences.length} differences, ${audit.calls.length} call problems`,
+    );
   if (counts) {
-    line(`checked calls: ${counts.charged} charged (check 2, 4), ${counts.absent} leaving nothing (check 3), ${counts.running} still running (end timed out), ${counts.unknown} of unknown outcome (audit only: ${counts.unknownLeft.running} left running, ${counts.unknownLeft.recorded} recorded, ${counts.unknownLeft.nothing} left nothing); reservations still held ${counts.reservations}`);
+    line(
+      `checked calls: ${counts.charged} charged (check 2, 4), ${counts.absent} leaving nothing (check 3), ${counts.running} still running (end timed out), ${counts.unknown} of unknown outcome (audit only: ${counts.unknownLeft.running} left running, ${counts.unknownLeft.recorded} recorded, ${counts.unknownLeft.nothing} left nothing); reservations still held ${counts.reservations}`,
+    );
   }
   if (run.notes.length) {
     line();
@@ -1576,7 +1819,9 @@ function printReport(run: Run, calls: Call[], counts: CheckCounts | undefined, a
 
 async function chaos(run: Run): Promise<number> {
   const o = run.options;
-  process.stdout.write(`chaos run: ${o.seconds} s of faults, ${o.clients} clients, seed ${o.seed}${o.killMongo ? ', mongo SIGKILL too' : ''}${o.mongoEvery ? `, mongo restarted every ${o.mongoEvery}-${o.mongoEvery + 3} s` : ''}; temp dir ${run.tmp}\n`);
+  process.stdout.write(
+    `chaos run: ${o.seconds} s of faults, ${o.clients} clients, seed ${o.seed}${o.killMongo ? ', mongo SIGKILL too' : ''}${o.mongoEvery ? `, mongo restarted every ${o.mongoEvery}-${o.mongoEvery + 3} s` : ''}; temp dir ${run.tmp}\n`,
+  );
   const s = await defineServices(run);
   await Promise.all([s.redis.ensureUp(), s.mongo.ensureUp()]);
   const seedClient = await connectMongo(s.mongoUrl, MONGO_DB);

@@ -82,7 +82,9 @@ async function agent(operation: string, body: Record<string, unknown>): Promise<
 }
 
 async function balanceOf(tag: string): Promise<bigint> {
-  const data = await gql<{ Account: { balance: string } | null }>('query ($tag: String) { Account(account_tag: $tag) { balance } }', { tag });
+  const data = await gql<{ Account: { balance: string } | null }>('query ($tag: String) { Account(account_tag: $tag) { balance } }', {
+    tag,
+  });
   if (!data.Account) fail(`account ${tag} is missing`);
   return BigInt(data.Account.balance);
 }
@@ -124,12 +126,19 @@ async function login(page: Page, secret: string): Promise<void> {
 
 /** Opens a menu entry of the console's sidebar. */
 async function openMenu(page: Page, label: string): Promise<void> {
-  await page.getByRole('menuitem', { name: label }).or(page.getByRole('link', { name: label, exact: true })).first().click();
+  await page
+    .getByRole('menuitem', { name: label })
+    .or(page.getByRole('link', { name: label, exact: true }))
+    .first()
+    .click();
 }
 
 async function save(page: Page): Promise<void> {
   await page.getByRole('button', { name: 'Save' }).click();
-  await page.getByText(/Element created|Element updated/).first().waitFor();
+  await page
+    .getByText(/Element created|Element updated/)
+    .first()
+    .waitFor();
 }
 
 /** An autocomplete reference input (pricelist, carrier): type the tag, pick the option. */
@@ -170,7 +179,10 @@ async function readOnlySeesNoEditing(browser: Browser): Promise<void> {
 
 async function createRatingData(page: Page, carrierPort: number): Promise<void> {
   await openMenu(page, 'Carriers');
-  await page.getByRole('link', { name: /create/i }).first().click();
+  await page
+    .getByRole('link', { name: /create/i })
+    .first()
+    .click();
   await page.getByLabel('Carrier tag').fill('lab-carrier');
   await page.getByLabel('Host', { exact: false }).first().fill('127.0.0.1');
   await page.getByLabel('Port', { exact: false }).first().fill(String(carrierPort));
@@ -180,7 +192,10 @@ async function createRatingData(page: Page, carrierPort: number): Promise<void> 
   await save(page);
 
   await openMenu(page, 'Pricelists');
-  await page.getByRole('link', { name: /create/i }).first().click();
+  await page
+    .getByRole('link', { name: /create/i })
+    .first()
+    .click();
   await page.getByLabel('Pricelist tag').fill('lab-retail');
   await page.getByLabel('Name', { exact: false }).first().fill('Lab retail');
   await page.getByLabel('Currency', { exact: false }).first().click();
@@ -188,7 +203,10 @@ async function createRatingData(page: Page, carrierPort: number): Promise<void> 
   await save(page);
 
   await openMenu(page, 'Rates');
-  await page.getByRole('link', { name: /create/i }).first().click();
+  await page
+    .getByRole('link', { name: /create/i })
+    .first()
+    .click();
   await pick(page, 'Pricelist', 'lab-retail');
   await pick(page, 'Carrier', 'lab-carrier');
   await page.getByLabel('Prefix', { exact: false }).first().fill('39');
@@ -197,7 +215,10 @@ async function createRatingData(page: Page, carrierPort: number): Promise<void> 
   await save(page);
 
   await openMenu(page, 'Accounts');
-  await page.getByRole('link', { name: /create/i }).first().click();
+  await page
+    .getByRole('link', { name: /create/i })
+    .first()
+    .click();
   await page.getByLabel('Account tag').fill(CALL.account);
   await page.getByLabel('Opening balance', { exact: false }).fill(String(OPENING_BALANCE));
   await addTag(page, 'Pricelist tags', 'lab-retail');
@@ -219,8 +240,16 @@ async function placeCall(): Promise<string> {
   const auth = await agent('authorization', common);
   if (auth.ok !== true && auth.authorized !== true) fail(`authorization refused the lab call: ${JSON.stringify(auth)}`);
   await agent('begin_transaction', { ...common, timestamp_begin: begin.toISOString() });
-  await agent('end_transaction', { account_tag: CALL.account, transaction_tag: tag, timestamp_end: new Date(begin.getTime() + CALL.seconds * 1000).toISOString() });
-  await eventually('the lab call is charged', () => balanceOf(CALL.account), (b) => b === OPENING_BALANCE - CALL.fee);
+  await agent('end_transaction', {
+    account_tag: CALL.account,
+    transaction_tag: tag,
+    timestamp_end: new Date(begin.getTime() + CALL.seconds * 1000).toISOString(),
+  });
+  await eventually(
+    'the lab call is charged',
+    () => balanceOf(CALL.account),
+    (b) => b === OPENING_BALANCE - CALL.fee,
+  );
   return tag;
 }
 
@@ -230,7 +259,10 @@ async function callShows(page: Page, tag: string): Promise<void> {
   await shot(page, '06-transactions');
   await openMenu(page, 'Accounts');
   await page.getByText(CALL.account, { exact: true }).first().click();
-  await page.getByTestId('account-balance').filter({ hasText: shown(OPENING_BALANCE - CALL.fee) }).waitFor();
+  await page
+    .getByTestId('account-balance')
+    .filter({ hasText: shown(OPENING_BALANCE - CALL.fee) })
+    .waitFor();
   await shot(page, '07-account-after-call');
   passed(`the call shows in transactions, and the account page shows the balance less its fee (${CALL.fee})`);
 }
@@ -241,7 +273,10 @@ async function topUp(page: Page): Promise<void> {
   await page.getByLabel('Reason', { exact: false }).fill('console lab top-up');
   await page.getByRole('button', { name: 'Apply adjustment' }).click();
   const expected = OPENING_BALANCE - CALL.fee + TOP_UP;
-  await page.getByTestId('account-balance').filter({ hasText: shown(expected) }).waitFor();
+  await page
+    .getByTestId('account-balance')
+    .filter({ hasText: shown(expected) })
+    .waitFor();
   await shot(page, '08-account-after-top-up');
   const balance = await balanceOf(CALL.account);
   if (balance !== expected) fail(`after the top-up the balance is ${balance}, expected ${expected}`);
@@ -259,10 +294,12 @@ async function rateDeck(page: Page, dir: string): Promise<void> {
   await page.getByRole('button', { name: 'Import deck' }).click();
   await page.getByTestId('deck-result').waitFor();
   const counts: Record<string, string> = {};
-  for (const name of ['added', 'changed', 'unchanged', 'removed', 'rejected']) counts[name] = (await page.getByTestId(`deck-${name}`).innerText()).trim();
+  for (const name of ['added', 'changed', 'unchanged', 'removed', 'rejected'])
+    counts[name] = (await page.getByTestId(`deck-${name}`).innerText()).trim();
   await shot(page, '09-rate-deck');
   const expected = { added: '2', changed: '1', unchanged: '0', removed: '0', rejected: '1' };
-  if (JSON.stringify(counts) !== JSON.stringify(expected)) fail(`the rate deck reported ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}`);
+  if (JSON.stringify(counts) !== JSON.stringify(expected))
+    fail(`the rate deck reported ${JSON.stringify(counts)}, expected ${JSON.stringify(expected)}`);
   await openMenu(page, 'Rates');
   await page.getByTestId('rate-prefix').filter({ hasText: '4420' }).waitFor();
   await shot(page, '10-rates-after-deck');
@@ -283,11 +320,19 @@ async function cdrImport(page: Page, dir: string): Promise<void> {
     `${tag},${account},1001,${CALL.destination},${new Date(begin + offset).toISOString()},${new Date(begin + offset + CALL.seconds * 1000).toISOString()}`;
   writeFileSync(
     file,
-    ['transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end', line('cdr-1', CALL.account, 0), line('cdr-2', CALL.account, 60_000), line('cdr-3', 'nobody', 0)].join('\n') + '\n',
+    [
+      'transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end',
+      line('cdr-1', CALL.account, 0),
+      line('cdr-2', CALL.account, 60_000),
+      line('cdr-3', 'nobody', 0),
+    ].join('\n') + '\n',
   );
   const before = await balanceOf(CALL.account);
   await openMenu(page, 'Imports');
-  await page.getByRole('link', { name: /upload cdr file/i }).first().click();
+  await page
+    .getByRole('link', { name: /upload cdr file/i })
+    .first()
+    .click();
   await page.locator('#import-file').setInputFiles(file);
   await page.getByLabel('Name', { exact: false }).first().fill('lab calls');
   await page.getByRole('button', { name: 'Upload file' }).click();
@@ -296,9 +341,11 @@ async function cdrImport(page: Page, dir: string): Promise<void> {
   const rejected = (await page.getByTestId('import-rejected').innerText()).trim();
   await page.getByTestId('import-rejects').getByText('nobody').first().waitFor();
   await shot(page, '11-cdr-import');
-  if (recorded !== String(IMPORTED.calls) || rejected !== '1') fail(`the CDR import shows ${recorded} recorded and ${rejected} rejected, expected ${IMPORTED.calls} and 1`);
+  if (recorded !== String(IMPORTED.calls) || rejected !== '1')
+    fail(`the CDR import shows ${recorded} recorded and ${rejected} rejected, expected ${IMPORTED.calls} and 1`);
   const after = await balanceOf(CALL.account);
-  if (before - after !== IMPORTED.fee * BigInt(IMPORTED.calls)) fail(`the imported calls cost ${before - after}, expected ${IMPORTED.fee * BigInt(IMPORTED.calls)} (the price before the deck)`);
+  if (before - after !== IMPORTED.fee * BigInt(IMPORTED.calls))
+    fail(`the imported calls cost ${before - after}, expected ${IMPORTED.fee * BigInt(IMPORTED.calls)} (the price before the deck)`);
   passed(`a CDR file uploaded in the console is imported: ${IMPORTED.calls} calls charged at the price of their time, the bad line listed`);
 }
 
@@ -306,16 +353,21 @@ async function dashboard(page: Page): Promise<void> {
   await openMenu(page, 'Dashboard');
   const workers = page.getByTestId('workers');
   await workers.waitFor();
-  await eventually('the dashboard counts the worker processes', async () => (await workers.innerText()).trim(), (w) => /^[1-9]\d*$/.test(w), UI_TIMEOUT_MS);
+  await eventually(
+    'the dashboard counts the worker processes',
+    async () => (await workers.innerText()).trim(),
+    (w) => /^[1-9]\d*$/.test(w),
+    UI_TIMEOUT_MS,
+  );
   await shot(page, '12-dashboard');
   // The charts draw what the dashboard query answers (computed at most every 15 s per API process): that
   // answer counts the calls and their fees. The imported calls ended three hours ago: in the day's
   // revenue, not in the last hour's calls.
   const dayRevenue = CALL.fee + IMPORTED.fee * BigInt(IMPORTED.calls);
   const read = async () => {
-    const { dashboard: figures } = await gql<{ dashboard: { calls_per_minute: Array<{ calls: number }>; revenue_per_hour: Array<{ revenue: string }> } }>(
-      '{ dashboard { calls_per_minute { calls } revenue_per_hour { revenue } } }',
-    );
+    const { dashboard: figures } = await gql<{
+      dashboard: { calls_per_minute: Array<{ calls: number }>; revenue_per_hour: Array<{ revenue: string }> };
+    }>('{ dashboard { calls_per_minute { calls } revenue_per_hour { revenue } } }');
     return {
       calls: figures.calls_per_minute.reduce((n, b) => n + b.calls, 0),
       revenue: String(figures.revenue_per_hour.reduce((n, b) => n + BigInt(b.revenue), 0n)),
@@ -371,7 +423,9 @@ async function main(): Promise<number> {
     page = pages[pages.length - 1];
     if (page) await shot(page, 'failure').catch(() => undefined);
     try {
-      process.stderr.write(`--- service log (tail)\n${readFileSync(path.join(dir, 'service.log'), 'utf8').split('\n').slice(-30).join('\n')}\n`);
+      process.stderr.write(
+        `--- service log (tail)\n${readFileSync(path.join(dir, 'service.log'), 'utf8').split('\n').slice(-30).join('\n')}\n`,
+      );
     } catch {
       // no log yet
     }

@@ -75,11 +75,14 @@ function resultOf(c: Case, json: unknown): unknown {
 function describeResult(result: unknown, batch = true): string {
   if (Array.isArray(result) && !batch) return `list of ${result.length}`;
   if (Array.isArray(result)) {
-    const reasons = new Set(result.map((r) => (isObject(r) ? (r.ok === true ? 'ok' : `ok:false ${String(r.reason).split(':')[0]}`) : 'item?')));
+    const reasons = new Set(
+      result.map((r) => (isObject(r) ? (r.ok === true ? 'ok' : `ok:false ${String(r.reason).split(':')[0]}`) : 'item?')),
+    );
     return `items [${[...reasons].join(', ')}]`;
   }
   if (isObject(result) && 'ok' in result) return result.ok === true ? 'ok' : `ok:false ${String(result.reason)}`;
-  if (isObject(result) && 'authorized' in result) return result.authorized === true ? 'authorized' : `unauthorized ${String(result.unauthorized_reason)}`;
+  if (isObject(result) && 'authorized' in result)
+    return result.authorized === true ? 'authorized' : `unauthorized ${String(result.unauthorized_reason)}`;
   return result === null ? 'null' : 'data';
 }
 
@@ -116,13 +119,25 @@ function findingsOf(c: Case, a: Answer, codes: ReadonlySet<string>, timeoutMs: n
     if (e.code === 'INTERNAL_ERROR') findings.push({ cause: 'INTERNAL_ERROR for client input' });
     else if (!codes.has(e.code!)) findings.push({ cause: 'undocumented error code', note: e.code });
     // 413 and 415 are about the HTTP request, not a field.
-    else if (e.code === 'BAD_USER_INPUT' && c.field && a.status !== 413 && a.status !== 415 && (typeof e.field !== 'string' || e.field === '')) findings.push({ cause: 'BAD_USER_INPUT without a field' });
+    else if (
+      e.code === 'BAD_USER_INPUT' &&
+      c.field &&
+      a.status !== 413 &&
+      a.status !== 415 &&
+      (typeof e.field !== 'string' || e.field === '')
+    )
+      findings.push({ cause: 'BAD_USER_INPUT without a field' });
   }
   if (c.expect === 'any' || a.status >= 500) return findings;
 
   const refusedByStatus = a.status >= 400 && a.status < 500;
   if (c.expect === 'reject') {
-    if (!refusedByStatus) findings.push(errors.length > 0 ? { cause: `not rejected with 4xx (HTTP ${a.status} with errors)` } : { cause: 'accepted', note: describeResult(resultOf(c, a.json), c.base.name === 'recordTransactions') });
+    if (!refusedByStatus)
+      findings.push(
+        errors.length > 0
+          ? { cause: `not rejected with 4xx (HTTP ${a.status} with errors)` }
+          : { cause: 'accepted', note: describeResult(resultOf(c, a.json), c.base.name === 'recordTransactions') },
+      );
     return findings;
   }
   if (refusedByStatus || errors.length > 0) return findings;
@@ -131,7 +146,8 @@ function findingsOf(c: Case, a: Answer, codes: ReadonlySet<string>, timeoutMs: n
   if (c.base.name === 'recordTransactions' && Array.isArray(result) && result.length > 0) {
     for (const item of result) {
       if (!isObject(item) || item.ok === true) findings.push({ cause: 'accepted', note: `batch item answered ${describeResult([item])}` });
-      else if (!/^BAD_USER_INPUT\b/.test(String(item.reason))) findings.push({ cause: 'bad input answered as a business refusal', note: `batch item: ${String(item.reason)}` });
+      else if (!/^BAD_USER_INPUT\b/.test(String(item.reason)))
+        findings.push({ cause: 'bad input answered as a business refusal', note: `batch item: ${String(item.reason)}` });
     }
     return findings;
   }

@@ -23,7 +23,18 @@ import { Answer, answerLabel, check, Finding } from './check';
 import { Case, encode, makeCase, short, Tokens, uuidFrom } from './mutators';
 import { seededRng } from '../support/rng';
 import { jsonOf } from '../support/http-json';
-import { Base, requestTable, SEED_ACCOUNTS, SEED_AGENT_CALLS, SEED_CARRIERS, SEED_PRICELISTS, SEED_RATES, SeedIds, Surface, SURFACES } from './requests';
+import {
+  Base,
+  requestTable,
+  SEED_ACCOUNTS,
+  SEED_AGENT_CALLS,
+  SEED_CARRIERS,
+  SEED_PRICELISTS,
+  SEED_RATES,
+  SeedIds,
+  Surface,
+  SURFACES,
+} from './requests';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 /** A request without an answer by then hangs (the agent answers within AGENT_TIMEOUT_MS, 5 s). */
@@ -52,12 +63,15 @@ class UsageError extends Error {}
 
 function parseOptions(argv: string[]): Options {
   const options: Options = { seconds: 75, seed: Math.floor(Math.random() * 1_000_000), concurrency: 8, caseIndex: undefined, keep: false };
-  const args = argv.flatMap((a) => (a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a]));
+  const args = argv.flatMap((a) =>
+    a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a],
+  );
   for (let i = 0; i < args.length; i++) {
     const name = args[i];
     const int = (min: number, max: number): number => {
       const raw = args[++i];
-      if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`${name} needs an integer from ${min} to ${max}`);
+      if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+        throw new UsageError(`${name} needs an integer from ${min} to ${max}`);
       return Number(raw);
     };
     if (name === '--seconds') options.seconds = int(1, 3600);
@@ -112,7 +126,12 @@ async function send(baseUrl: string, req: Case['request']): Promise<Answer> {
   try {
     // Without a content-type header the body must not be a string (fetch would add text/plain).
     const body = req.body === undefined ? undefined : req.headers['content-type'] === undefined ? Buffer.from(req.body) : req.body;
-    const response = await fetch(`${baseUrl}${req.path}`, { method: req.method, headers: req.headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const response = await fetch(`${baseUrl}${req.path}`, {
+      method: req.method,
+      headers: req.headers,
+      body,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     const text = await response.text();
     return { status: response.status, text, json: jsonOf(text), ms: Date.now() - started };
   } catch (err) {
@@ -124,17 +143,43 @@ async function send(baseUrl: string, req: Case['request']): Promise<Answer> {
 
 /** A GraphQL request of the seeding, which must succeed. */
 async function seedCall(url: string, token: string, query: string, variables: Record<string, unknown>): Promise<void> {
-  const a = await send(url, { method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+  const a = await send(url, {
+    method: 'POST',
+    path: '/graphql',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query, variables }),
+  });
   const errors = (a.json as { errors?: unknown[] } | undefined)?.errors;
   if (a.status !== 200 || errors?.length) throw new Error(`seeding failed: ${short(query, 120)} → ${a.status} ${short(a.text, 400)}`);
 }
 
 const SEED_TYPES: Record<string, string> = {
-  id: 'ID', carrier_tag: 'String', host: 'String', port: 'Int', protocol: 'CarrierProtocol', pricelist_tag: 'String', name: 'String',
-  currency: 'PricelistCurrency', prefix: 'String', connect_fee: 'Int', rate: 'Int', rate_increment: 'Int', interval_start: 'Int', description: 'String',
-  account_tag: 'String', type: 'AccountType', balance: 'BigInt', max_concurrent_transactions: 'Int', notification_email: 'String',
-  notification_mobile: 'String', carrier_tags: '[String!]', customer_tag: 'String', linked_accounts: '[String!]', pricelist_tags: '[String!]',
-  tags: '[String!]', balance_alert_threshold: 'BigInt',
+  id: 'ID',
+  carrier_tag: 'String',
+  host: 'String',
+  port: 'Int',
+  protocol: 'CarrierProtocol',
+  pricelist_tag: 'String',
+  name: 'String',
+  currency: 'PricelistCurrency',
+  prefix: 'String',
+  connect_fee: 'Int',
+  rate: 'Int',
+  rate_increment: 'Int',
+  interval_start: 'Int',
+  description: 'String',
+  account_tag: 'String',
+  type: 'AccountType',
+  balance: 'BigInt',
+  max_concurrent_transactions: 'Int',
+  notification_email: 'String',
+  notification_mobile: 'String',
+  carrier_tags: '[String!]',
+  customer_tag: 'String',
+  linked_accounts: '[String!]',
+  pricelist_tags: '[String!]',
+  tags: '[String!]',
+  balance_alert_threshold: 'BigInt',
 };
 
 /** The dataset, written the way a user would: through the management API, then calls through the agent. */
@@ -144,15 +189,34 @@ async function seed(service: Service, tokens: Tokens, ids: SeedIds): Promise<voi
     const query = `mutation(${names.map((n) => `$${n}: ${SEED_TYPES[n]}`).join(', ')}) { ${field}(${names.map((n) => `${n}: $${n}`).join(', ')}) { __typename } }`;
     return seedCall(service.apiUrl, tokens.all, query, args);
   };
-  for (const c of [...SEED_CARRIERS, { carrier_tag: 'gw4', host: '10.0.0.4', port: 5060, protocol: 'UDP', id: ids.renameCarrier }]) await create('createCarrier', c);
+  for (const c of [...SEED_CARRIERS, { carrier_tag: 'gw4', host: '10.0.0.4', port: 5060, protocol: 'UDP', id: ids.renameCarrier }])
+    await create('createCarrier', c);
   for (const p of SEED_PRICELISTS) await create('createPricelist', p);
-  for (const r of [...SEED_RATES, { pricelist_tag: 'retail', carrier_tag: 'gw2', prefix: '49', connect_fee: 0, rate: 30, rate_increment: 60, interval_start: 0, id: ids.deleteRate }]) {
+  for (const r of [
+    ...SEED_RATES,
+    {
+      pricelist_tag: 'retail',
+      carrier_tag: 'gw2',
+      prefix: '49',
+      connect_fee: 0,
+      rate: 30,
+      rate_increment: 60,
+      interval_start: 0,
+      id: ids.deleteRate,
+    },
+  ]) {
     await create('createPricelistRate', r);
   }
   for (const a of SEED_ACCOUNTS) await create('createAccount', a);
   for (const [route, body] of SEED_AGENT_CALLS) {
-    const a = await send(service.agentUrl, { method: 'POST', path: route, headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.all}` }, body: JSON.stringify(body) });
-    if (a.status !== 200 || (a.json as { ok?: boolean } | undefined)?.ok !== true) throw new Error(`seeding failed: ${route} ${JSON.stringify(body)} → ${a.status} ${short(a.text, 300)}`);
+    const a = await send(service.agentUrl, {
+      method: 'POST',
+      path: route,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.all}` },
+      body: JSON.stringify(body),
+    });
+    if (a.status !== 200 || (a.json as { ok?: boolean } | undefined)?.ok !== true)
+      throw new Error(`seeding failed: ${route} ${JSON.stringify(body)} → ${a.status} ${short(a.text, 300)}`);
   }
 }
 
@@ -167,7 +231,8 @@ async function snapshot(db: Db): Promise<Snapshot> {
   for (const { name } of collections.sort((a, b) => a.name.localeCompare(b.name))) {
     if (name.startsWith('system.')) continue;
     const docs = new Map<string, string>();
-    for (const doc of await db.collection(name).find({}).toArray()) docs.set(BSON.EJSON.stringify(doc._id), BSON.EJSON.stringify(doc, { relaxed: false }));
+    for (const doc of await db.collection(name).find({}).toArray())
+      docs.set(BSON.EJSON.stringify(doc._id), BSON.EJSON.stringify(doc, { relaxed: false }));
     result.set(name, docs);
   }
   return result;
@@ -178,8 +243,12 @@ function diff(before: Snapshot, after: Snapshot): string[] {
   const lines: string[] = [];
   const label = (json: string) => {
     const doc = BSON.EJSON.parse(json, { relaxed: true }) as Record<string, unknown>;
-    const keys = ['account_tag', 'carrier_tag', 'pricelist_tag', 'transaction_tag', 'prefix', 'op', 'state'].filter((k) => doc[k] !== undefined);
-    return keys.length ? keys.map((k) => `${k}=${short(JSON.stringify(doc[k]), 60)}`).join(' ') : `_id=${short(JSON.stringify(doc._id), 60)}`;
+    const keys = ['account_tag', 'carrier_tag', 'pricelist_tag', 'transaction_tag', 'prefix', 'op', 'state'].filter(
+      (k) => doc[k] !== undefined,
+    );
+    return keys.length
+      ? keys.map((k) => `${k}=${short(JSON.stringify(doc[k]), 60)}`).join(' ')
+      : `_id=${short(JSON.stringify(doc._id), 60)}`;
   };
   for (const name of new Set([...before.keys(), ...after.keys()])) {
     const b = before.get(name) ?? new Map<string, string>();
@@ -191,7 +260,9 @@ function diff(before: Snapshot, after: Snapshot): string[] {
         const o = JSON.parse(old) as Record<string, unknown>;
         const n = JSON.parse(doc) as Record<string, unknown>;
         const changed = [...new Set([...Object.keys(o), ...Object.keys(n)])].filter((k) => JSON.stringify(o[k]) !== JSON.stringify(n[k]));
-        lines.push(`${name}: changed ${label(doc)}: ${changed.map((k) => `${k} ${short(JSON.stringify(o[k] ?? null), 80)} → ${short(JSON.stringify(n[k] ?? null), 80)}`).join('; ')}`);
+        lines.push(
+          `${name}: changed ${label(doc)}: ${changed.map((k) => `${k} ${short(JSON.stringify(o[k] ?? null), 80)} → ${short(JSON.stringify(n[k] ?? null), 80)}`).join('; ')}`,
+        );
       }
     }
     for (const [id, doc] of b) if (!a.has(id)) lines.push(`${name}: removed ${label(doc)}`);
@@ -254,14 +325,22 @@ class Run {
     if (a.ms > this.slowest.ms) this.slowest = { ms: a.ms, text: shown };
     const findings = check(c, a, this.codes, REQUEST_TIMEOUT_MS);
     for (const f of findings) {
-      this.violations.push({ cause: f.cause, surface, mutator: c.mutator, detail: `${c.base.name} ${c.detail}`, text: `${shown}\n          → ${a.failure ?? `${a.status} ${short(a.text, 240)}`}${f.note ? ` (${f.note})` : ''}` });
+      this.violations.push({
+        cause: f.cause,
+        surface,
+        mutator: c.mutator,
+        detail: `${c.base.name} ${c.detail}`,
+        text: `${shown}\n          → ${a.failure ?? `${a.status} ${short(a.text, 240)}`}${f.note ? ` (${f.note})` : ''}`,
+      });
     }
     return findings;
   }
 
   progress(): void {
     const s = (Date.now() - this.startedAt) / 1000;
-    process.stdout.write(`[${s.toFixed(0).padStart(4)}s] requests ${this.requests} (${SURFACES.map((x) => `${x} ${this.sent.get(x)}`).join(', ')}), violations ${this.violations.length}\n`);
+    process.stdout.write(
+      `[${s.toFixed(0).padStart(4)}s] requests ${this.requests} (${SURFACES.map((x) => `${x} ${this.sent.get(x)}`).join(', ')}), violations ${this.violations.length}\n`,
+    );
   }
 }
 
@@ -302,7 +381,13 @@ async function recovered(run: Run, service: Service): Promise<void> {
   const started = Date.now();
   for (const surface of ['api', 'agent-gql'] as const) {
     while (Date.now() - started < 60_000) {
-      const a = await send(service.urlOf(surface), encode({ surface, name: 'version', op: 'query', field: 'version', selection: '', path: '/graphql', args: {}, fields: [] }, run.tokens));
+      const a = await send(
+        service.urlOf(surface),
+        encode(
+          { surface, name: 'version', op: 'query', field: 'version', selection: '', path: '/graphql', args: {}, fields: [] },
+          run.tokens,
+        ),
+      );
       if (a.status === 200) break;
     }
   }
@@ -361,7 +446,12 @@ async function controlRun(run: Run, service: Service, table: Base[]): Promise<vo
   for (const base of table) {
     const a = await send(service.urlOf(base.surface), encode(base, run.tokens));
     const json = a.json as Record<string, unknown> | undefined;
-    const result = base.surface === 'agent-rest' ? (base.name === 'recordTransactions' ? json?.results : json) : (json?.data as Record<string, unknown> | undefined)?.[base.field];
+    const result =
+      base.surface === 'agent-rest'
+        ? base.name === 'recordTransactions'
+          ? json?.results
+          : json
+        : (json?.data as Record<string, unknown> | undefined)?.[base.field];
     const items = Array.isArray(result) && base.name === 'recordTransactions' ? result : [result];
     const ok =
       a.status === 200 &&
@@ -373,8 +463,18 @@ async function controlRun(run: Run, service: Service, table: Base[]): Promise<vo
     run.controls.total += 1;
     if (ok) run.controls.passed += 1;
     // After a state change a failure may be its consequence (a tag taken, a call ended): only shown.
-    else if (run.stateLines.length > 0) run.notes.push(`control ${base.surface} ${base.name} failed after the state change: ${a.failure ?? `${a.status} ${short(a.text, 160)}`}`);
-    else run.violations.push({ cause: 'control request failed', surface: 'control', mutator: base.name, detail: base.surface, text: `${base.surface} ${base.name}: ${short(encode(base, run.tokens).body ?? '', 240)}\n          → ${a.failure ?? `${a.status} ${short(a.text, 300)}`}` });
+    else if (run.stateLines.length > 0)
+      run.notes.push(
+        `control ${base.surface} ${base.name} failed after the state change: ${a.failure ?? `${a.status} ${short(a.text, 160)}`}`,
+      );
+    else
+      run.violations.push({
+        cause: 'control request failed',
+        surface: 'control',
+        mutator: base.name,
+        detail: base.surface,
+        text: `${base.surface} ${base.name}: ${short(encode(base, run.tokens).body ?? '', 240)}\n          → ${a.failure ?? `${a.status} ${short(a.text, 300)}`}`,
+      });
   }
 }
 
@@ -383,18 +483,27 @@ async function controlRun(run: Run, service: Service, table: Base[]): Promise<vo
 function report(run: Run): void {
   const out: string[] = [];
   const line = (text = '') => out.push(text);
-  const list = (map: Map<string, number>) => [...map].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  const list = (map: Map<string, number>) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
   const o = run.options;
   line();
   line('================ fuzz report ================');
-  line(`seed ${o.seed}, ${o.caseIndex === undefined ? `${o.seconds} s of requests, ${o.concurrency} in flight` : `case #${o.caseIndex} only`}; wall time ${((Date.now() - run.startedAt) / 1000).toFixed(1)} s`);
+  line(
+    `seed ${o.seed}, ${o.caseIndex === undefined ? `${o.seconds} s of requests, ${o.concurrency} in flight` : `case #${o.caseIndex} only`}; wall time ${((Date.now() - run.startedAt) / 1000).toFixed(1)} s`,
+  );
   line(`requests: ${run.requests} (${SURFACES.map((s) => `${s} ${run.sent.get(s)}`).join(', ')}); expected ${list(run.expectations)}`);
   line('answers (HTTP status and error codes, or the result):');
   for (const s of SURFACES) line(`  ${s.padEnd(10)} ${list(run.answers.get(s)!)}`);
   if (run.slowest.ms > 0) line(`slowest answer: ${(run.slowest.ms / 1000).toFixed(1)} s, ${short(run.slowest.text, 300)}`);
   for (const n of run.notes) line(`note: ${n}`);
   line(`state: ${run.stateLines.length === 0 ? 'no collection changed' : `${run.stateLines.length} documents differ from the snapshot`}`);
-  if (run.controls.total > 0) line(`control run (each valid request of the table once, after the state check): ${run.controls.passed} of ${run.controls.total} succeeded`);
+  if (run.controls.total > 0)
+    line(
+      `control run (each valid request of the table once, after the state check): ${run.controls.passed} of ${run.controls.total} succeeded`,
+    );
 
   const byCause = new Map<string, Violation[]>();
   for (const v of run.violations) byCause.set(v.cause, [...(byCause.get(v.cause) ?? []), v]);
@@ -414,7 +523,12 @@ function report(run: Run): void {
         variants.set(key, (variants.get(key) ?? 0) + 1);
       }
       const top = [...variants].sort((a, b) => b[1] - a[1]);
-      line(`    ${mutator} ×${ms.length}: ${top.slice(0, 8).map(([k, n]) => `${short(k, 80)} ×${n}`).join('; ')}${top.length > 8 ? `; ... ${top.length - 8} more variants` : ''}`);
+      line(
+        `    ${mutator} ×${ms.length}: ${top
+          .slice(0, 8)
+          .map(([k, n]) => `${short(k, 80)} ×${n}`)
+          .join('; ')}${top.length > 8 ? `; ... ${top.length - 8} more variants` : ''}`,
+      );
       const shown = cause === 'state changed' ? 10 : 2;
       for (const v of ms.slice(0, shown)) line(`      ${v.text}`);
       if (ms.length > shown && cause === 'state changed') line(`      ... ${ms.length - shown} more`);
@@ -462,10 +576,13 @@ async function main(): Promise<void> {
       void cleanup().finally(() => process.exit(130));
     });
   }
-  const watchdog = setTimeout(() => {
-    process.stderr.write('watchdog: the fuzz run took far longer than it should; stopping\n');
-    void cleanup().finally(() => process.exit(2));
-  }, (options.seconds + 420) * 1000);
+  const watchdog = setTimeout(
+    () => {
+      process.stderr.write('watchdog: the fuzz run took far longer than it should; stopping\n');
+      void cleanup().finally(() => process.exit(2));
+    },
+    (options.seconds + 420) * 1000,
+  );
 
   let code = 2;
   try {
@@ -473,22 +590,28 @@ async function main(): Promise<void> {
     const idRng = seededRng(options.seed ^ 0x5eed);
     const ids: SeedIds = { renameCarrier: uuidFrom(idRng), deleteRate: uuidFrom(idRng) };
     const table = requestTable(ids);
-    process.stdout.write(`fuzz run: seed ${options.seed}, ${options.caseIndex === undefined ? `${options.seconds} s` : `case #${options.caseIndex}`}; temp dir ${tmp}\n`);
+    process.stdout.write(
+      `fuzz run: seed ${options.seed}, ${options.caseIndex === undefined ? `${options.seconds} s` : `case #${options.caseIndex}`}; temp dir ${tmp}\n`,
+    );
     await service.begin(tokens);
     client = new MongoClient(service.mongoUrl, { serverSelectionTimeoutMS: 10_000 });
     const db = client.db('rating');
     await seed(service, tokens, ids);
     const before = await settled(db, 30_000);
-    process.stdout.write(`service up (api ${service.apiUrl}, agent ${service.agentUrl}, mongo ${service.mongoUrl}); seeded: ${[...before].map(([n, d]) => `${n} ${d.size}`).join(', ')}\n`);
+    process.stdout.write(
+      `service up (api ${service.apiUrl}, agent ${service.agentUrl}, mongo ${service.mongoUrl}); seeded: ${[...before].map(([n, d]) => `${n} ${d.size}`).join(', ')}\n`,
+    );
 
     if (options.caseIndex === undefined) await fuzz(run, service, table);
     else await oneCase(run, service, table, options.caseIndex);
     await sleep(2000);
     const after = await settled(db, 30_000);
     run.stateLines = diff(before, after);
-    for (const l of run.stateLines) run.violations.push({ cause: 'state changed', surface: 'state', mutator: l.split(':')[0], detail: l.split(' ')[1], text: l });
+    for (const l of run.stateLines)
+      run.violations.push({ cause: 'state changed', surface: 'state', mutator: l.split(':')[0], detail: l.split(' ')[1], text: l });
     if (options.caseIndex === undefined) await controlRun(run, service, table);
-    if (service.errors.size) run.notes.push(`service log: ${[...service.errors].map(([m, n]) => `${n} × "${short(m, 100)}"`).join(', ')} (error level)`);
+    if (service.errors.size)
+      run.notes.push(`service log: ${[...service.errors].map(([m, n]) => `${n} × "${short(m, 100)}"`).join(', ')} (error level)`);
     report(run);
     code = run.violations.length === 0 ? 0 : 1;
   } catch (err) {

@@ -46,7 +46,6 @@ export interface Tokens {
 
 // ============================================================================ randomness
 
-
 export function uuidFrom(rng: Rng): string {
   const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rng() * 16).toString(16)).join('');
   return `${hex(8)}-${hex(4)}-4${hex(3)}-${pick(rng, ['8', '9', 'a', 'b'])}${hex(3)}-${hex(12)}`;
@@ -91,7 +90,8 @@ function setPath(args: Record<string, unknown>, path: string, value: unknown): R
 
 function getPath(args: Record<string, unknown>, path: string): unknown {
   let value: unknown = args;
-  for (const key of path.split('.')) value = key === '*' ? (value as unknown[] | undefined)?.[0] : (value as Record<string, unknown> | undefined)?.[key];
+  for (const key of path.split('.'))
+    value = key === '*' ? (value as unknown[] | undefined)?.[0] : (value as Record<string, unknown> | undefined)?.[key];
   return value;
 }
 
@@ -99,7 +99,10 @@ function getPath(args: Record<string, unknown>, path: string): unknown {
 function literal(value: unknown, path: string, enums: Set<string>): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return `[${value.map((v) => literal(v, path, enums)).join(', ')}]`;
-  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${k}: ${literal(v, `${path}.${k}`, enums)}`).join(', ')}}`;
+  if (typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}: ${literal(v, `${path}.${k}`, enums)}`)
+      .join(', ')}}`;
   if (typeof value === 'string') return enums.has(path) && /^[A-Z][A-Z_]*$/.test(value) ? value : JSON.stringify(value);
   return String(value);
 }
@@ -146,7 +149,11 @@ export function graphqlParts(base: Base, shape: GraphqlShape = {}): { query: str
   const keyword = shape.keyword ?? base.op;
   const name = shape.name === undefined ? 'Fuzz' : shape.name;
   const head = `${keyword}${name ? ` ${name}` : ''}${decls.length ? `(${decls.join(', ')})` : ''}`;
-  const selection = shape.extraSelection ? (base.selection ? base.selection.replace(/}$/, `${shape.extraSelection} }`) : `{ ${shape.extraSelection} }`) : base.selection;
+  const selection = shape.extraSelection
+    ? base.selection
+      ? base.selection.replace(/}$/, `${shape.extraSelection} }`)
+      : `{ ${shape.extraSelection} }`
+    : base.selection;
   const query = `${head} { ${base.field}${uses.length ? `(${uses.join(', ')})` : ''}${selection ? ` ${selection}` : ''} }`;
   return { query: shape.inline ? expandDeep(query, 'graphql') : query, variables };
 }
@@ -157,7 +164,12 @@ function bearer(token: string): Record<string, string> {
 
 /** A POST of a JSON value (deep placeholders expanded). */
 function postJson(path: string, body: unknown, token: string, headers: Record<string, string> = {}): HttpRequest {
-  return { method: 'POST', path, headers: { 'content-type': 'application/json', ...bearer(token), ...headers }, body: expandDeep(JSON.stringify(body), 'json') };
+  return {
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json', ...bearer(token), ...headers },
+    body: expandDeep(JSON.stringify(body), 'json'),
+  };
 }
 
 /** The request of a base as a client sends it (args possibly changed). */
@@ -186,15 +198,33 @@ export function showRequest(req: HttpRequest, tokens: Tokens): string {
   const type = req.headers['content-type'];
   if (type !== 'application/json') notes.push(`content-type: ${type ?? 'none'}`);
   const auth = req.headers.authorization;
-  if (auth !== `Bearer ${tokens.all}`) notes.push(`authorization: ${auth === `Bearer ${tokens.reader}` ? 'read-only token' : (auth ?? 'none')}`);
-  const body = (req.body ?? '').replace(/(\[{50,}|(\{"?a"?: ?){50,})/g, (m) => `<${m.length} nesting characters>`).replace(/\]{50,}|\}{50,}/g, '');
+  if (auth !== `Bearer ${tokens.all}`)
+    notes.push(`authorization: ${auth === `Bearer ${tokens.reader}` ? 'read-only token' : (auth ?? 'none')}`);
+  const body = (req.body ?? '')
+    .replace(/(\[{50,}|(\{"?a"?: ?){50,})/g, (m) => `<${m.length} nesting characters>`)
+    .replace(/\]{50,}|\}{50,}/g, '');
   return `${req.method} ${short(req.path, 200)}${notes.length ? ` [${notes.join('; ')}]` : ''}${body ? ` ${short(body)}` : ''}`;
 }
 
 // ============================================================================ value mutators
 
-const CONTROLS: Record<string, string> = { NUL: '\u0000', ESC: '\u001b', 'CR LF': '\r\n', LF: '\n', TAB: '\t', DEL: '\u007f', 'C1 NEL': '\u0085', 'C1 CSI': '\u009b', 'C1 PAD': '\u0080' };
-const SURROGATES: Record<string, string> = { 'lone high D800': '\ud800', 'lone low DFFF': '\udfff', 'reversed pair DC00 D800': '\udc00\ud800', 'lone high DBFF': '\udbff' };
+const CONTROLS: Record<string, string> = {
+  NUL: '\u0000',
+  ESC: '\u001b',
+  'CR LF': '\r\n',
+  LF: '\n',
+  TAB: '\t',
+  DEL: '\u007f',
+  'C1 NEL': '\u0085',
+  'C1 CSI': '\u009b',
+  'C1 PAD': '\u0080',
+};
+const SURROGATES: Record<string, string> = {
+  'lone high D800': '\ud800',
+  'lone low DFFF': '\udfff',
+  'reversed pair DC00 D800': '\udc00\ud800',
+  'lone high DBFF': '\udbff',
+};
 
 /** Kinds holding text, with a sample valid value (for fields the base leaves out) and the longest allowed. */
 const TEXT_KINDS: Partial<Record<Kind, { sample: string; max: number; fill: string }>> = {
@@ -222,11 +252,38 @@ const BAD_FORMS: Partial<Record<Kind, unknown[]>> = {
   // value naming no number, other whitespace, or whitespace around it is refused.
   number: ['39\u00a0333', ' 393331234567', 'sip:@gw.example.net', '+', 'sip:gw.example.net'],
   prefix: ['44 20', ' 44'],
-  time: ['2026-13-01T00:00:00', '2026-02-30T10:00:00', '2026-03-01T25:00:00', '2026-03-01T10:00:00+02:00', '2026-03-01 10:00:00', '2026-03-01', 'yesterday', '1772359200000', '0000-00-00T00:00:00'],
+  time: [
+    '2026-13-01T00:00:00',
+    '2026-02-30T10:00:00',
+    '2026-03-01T25:00:00',
+    '2026-03-01T10:00:00+02:00',
+    '2026-03-01 10:00:00',
+    '2026-03-01',
+    'yesterday',
+    '1772359200000',
+    '0000-00-00T00:00:00',
+  ],
   email: ['alice', 'alice@', '@example.com', 'a@b', 'alice@example.com, bob@example.com', 'alice@exa mple.com', '<alice@example.com>'],
   mobile: ['abc', '++44 20 7946 0958', '+44 20 7946 0958 ext. 5', '12', '+', '44-20-7946-xxxx'],
-  host: ['10.0.0.1:5060', 'http://gw.example.net', 'gw..example.net', '-gw.example.net', 'gw_1.example.net', '[2001:db8::1]', 'gw 1.example.net'],
-  address: ['10.0.0.1:0', '10.0.0.1:65536', '10.0.0.1:5060:1', '[10.0.0.1]:5060', 'http://10.0.0.1', '10.0.0.1:abc', 'gw_1:5060', '::1]:5060'],
+  host: [
+    '10.0.0.1:5060',
+    'http://gw.example.net',
+    'gw..example.net',
+    '-gw.example.net',
+    'gw_1.example.net',
+    '[2001:db8::1]',
+    'gw 1.example.net',
+  ],
+  address: [
+    '10.0.0.1:0',
+    '10.0.0.1:65536',
+    '10.0.0.1:5060:1',
+    '[10.0.0.1]:5060',
+    'http://10.0.0.1',
+    '10.0.0.1:abc',
+    'gw_1:5060',
+    '::1]:5060',
+  ],
   id: ['not-a-uuid', '6f1c', 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz', '{6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b}'],
   enum: ['usd', 'BTC', 'udp', 'PREPAID ', ''],
   sortField: ['nope', '__proto__', 'constructor', '$where', 'balance.$gt', 'running_transactions'],
@@ -297,7 +354,12 @@ function textMutation(rng: Rng, kind: Kind, current: unknown, required: boolean)
     default: {
       const size = pick(rng, ['over', 'over', 'huge', 'enormous'] as const);
       const length = size === 'over' ? info.max + between(rng, 1, info.max + 10) : size === 'huge' ? 100_000 : 1_100_000;
-      const value = kind === 'email' ? `${info.fill.repeat(length)}@example.com` : kind === 'time' || kind === 'datetime' ? `2026-03-01T10:00:00Z${info.fill.repeat(length)}` : info.fill.repeat(length);
+      const value =
+        kind === 'email'
+          ? `${info.fill.repeat(length)}@example.com`
+          : kind === 'time' || kind === 'datetime'
+            ? `2026-03-01T10:00:00Z${info.fill.repeat(length)}`
+            : info.fill.repeat(length);
       return { family: 'long', variant: `${length} characters`, value };
     }
   }
@@ -326,9 +388,10 @@ function valueMutation(rng: Rng, base: Base, field: Field, current: unknown): Va
       return { family: 'badEntry', variant: `an entry: ${entry.family} ${entry.variant}`, value: ['ok-tag', entry.value] };
     }
     case 'range': {
-      const value = field.kind === 'bigint'
-        ? pick(rng, ['9223372036854775808', '-9223372036854775809', '99999999999999999999999', 1e19, -1e19])
-        : pick(rng, [2147483648, -2147483649, 1e20, 2 ** 53 + 2, -(2 ** 53 + 2)]);
+      const value =
+        field.kind === 'bigint'
+          ? pick(rng, ['9223372036854775808', '-9223372036854775809', '99999999999999999999999', 1e19, -1e19])
+          : pick(rng, [2147483648, -2147483649, 1e20, 2 ** 53 + 2, -(2 ** 53 + 2)]);
       return { family: 'range', variant: String(value), value };
     }
     case 'outOfBounds': {
@@ -378,7 +441,17 @@ function valueCase(rng: Rng, index: number, base: Base, tokens: Tokens): Case {
   if (nonNull && (m.family === 'missing' || m.family === 'null')) expect = 'reject';
   if (m.family === 'long' && variant.startsWith('1100000')) expect = 'reject';
   const request = encode(base, tokens, shape);
-  return { index, base, mutator: m.family, detail: `${field.path}: ${variant}`, expect, exclusive: false, field: field.path, request, shown: showRequest(request, tokens) };
+  return {
+    index,
+    base,
+    mutator: m.family,
+    detail: `${field.path}: ${variant}`,
+    expect,
+    exclusive: false,
+    field: field.path,
+    request,
+    shown: showRequest(request, tokens),
+  };
 }
 
 // ============================================================================ request mutators
@@ -413,7 +486,15 @@ function brokenJson(rng: Rng, text: string): [string, string] {
   ])();
 }
 
-const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=fuzz', 'application/xml', 'text/html', 'application/octet-stream', ''];
+const CONTENT_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=fuzz',
+  'application/xml',
+  'text/html',
+  'application/octet-stream',
+  '',
+];
 
 /** Mutators of the HTTP request itself, for every surface. */
 const HTTP_MUTATORS: Record<string, RequestMutator> = {
@@ -469,7 +550,11 @@ const REST_MUTATORS: Record<string, RequestMutator> = {
     const shape = pick(rng, ['arrays', 'objects'] as const);
     const depth = pick(rng, [3000, 20000]);
     const request = postJson(base.path, deep(shape, depth), tokens.all);
-    return { detail: `${depth} nested ${shape}`, expect: shape === 'arrays' && base.path !== '/v1/record_transactions' ? 'reject' : 'refuse', request };
+    return {
+      detail: `${depth} nested ${shape}`,
+      expect: shape === 'arrays' && base.path !== '/v1/record_transactions' ? 'reject' : 'refuse',
+      request,
+    };
   },
 };
 
@@ -479,11 +564,17 @@ const REST_MUTATORS: Record<string, RequestMutator> = {
  */
 function deepSelection(depth: number, style: 'named' | 'inline' | 'plain', chain: 'accounts' | 'introspection'): string {
   const [root, type, open, close, leaf, perStep] =
-    chain === 'accounts' ? ['allAccounts', 'Account', 'linked_accounts { ', ' }', 'account_tag', 1] : ['__type(name: "Query")', '__Type', 'fields { type { ', ' } }', 'name', 2];
+    chain === 'accounts'
+      ? ['allAccounts', 'Account', 'linked_accounts { ', ' }', 'account_tag', 1]
+      : ['__type(name: "Query")', '__Type', 'fields { type { ', ' } }', 'name', 2];
   const steps = Math.ceil(depth / perStep);
   if (style === 'plain') return `query Fuzz { ${root} { ${open.repeat(steps)}${leaf}${close.repeat(steps)} } }`;
-  if (style === 'inline') return `query Fuzz { ${root} { ${`... on ${type} { ${open}`.repeat(steps)}${leaf}${`${close} }`.repeat(steps)} } }`;
-  const fragments = Array.from({ length: steps }, (_, i) => `fragment F${i} on ${type} { ${open}${i + 1 < steps ? `...F${i + 1}` : leaf}${close} }`);
+  if (style === 'inline')
+    return `query Fuzz { ${root} { ${`... on ${type} { ${open}`.repeat(steps)}${leaf}${`${close} }`.repeat(steps)} } }`;
+  const fragments = Array.from(
+    { length: steps },
+    (_, i) => `fragment F${i} on ${type} { ${open}${i + 1 < steps ? `...F${i + 1}` : leaf}${close} }`,
+  );
   return `query Fuzz { ${root} { ...F0 } } ${fragments.join(' ')}`;
 }
 
@@ -495,8 +586,30 @@ function aliases(n: number, field: string): string {
 const GRAPHQL_MUTATORS: Record<string, RequestMutator> = {
   notDocument: (rng, base, tokens) => {
     const { variables } = graphqlParts(base);
-    const query = pick(rng, [{}, [], 1, 0, null, true, { kind: 'Document', definitions: [] }, '1', 'null', '{}', '[]', '{"a":1}', '', '   ', '# only a comment', 'true', '"query"']);
-    return { detail: `query: ${short(JSON.stringify(query), 60)}`, expect: 'reject', request: postJson(base.path, { query, variables }, tokens.all) };
+    const query = pick(rng, [
+      {},
+      [],
+      1,
+      0,
+      null,
+      true,
+      { kind: 'Document', definitions: [] },
+      '1',
+      'null',
+      '{}',
+      '[]',
+      '{"a":1}',
+      '',
+      '   ',
+      '# only a comment',
+      'true',
+      '"query"',
+    ]);
+    return {
+      detail: `query: ${short(JSON.stringify(query), 60)}`,
+      expect: 'reject',
+      request: postJson(base.path, { query, variables }, tokens.all),
+    };
   },
   noQuery: (rng, base, tokens) => {
     const { query, variables } = graphqlParts(base);
@@ -517,20 +630,36 @@ const GRAPHQL_MUTATORS: Record<string, RequestMutator> = {
   operationName: (rng, base, tokens) => {
     const { query, variables } = graphqlParts(base);
     const operationName = pick(rng, ['Nope', 42, {}, ['Fuzz'], true]);
-    return { detail: `operationName ${JSON.stringify(operationName)}`, expect: 'reject', request: postJson(base.path, { query, variables, operationName }, tokens.all) };
+    return {
+      detail: `operationName ${JSON.stringify(operationName)}`,
+      expect: 'reject',
+      request: postJson(base.path, { query, variables, operationName }, tokens.all),
+    };
   },
   severalAnonymous: (rng, base, tokens) => {
     const { query, variables } = graphqlParts(base, { name: null });
     const n = pick(rng, [2, 50]);
-    return { detail: `${n} anonymous operations`, expect: 'reject', request: postJson(base.path, { query: Array(n).fill(query).join('\n'), variables }, tokens.all) };
+    return {
+      detail: `${n} anonymous operations`,
+      expect: 'reject',
+      request: postJson(base.path, { query: Array(n).fill(query).join('\n'), variables }, tokens.all),
+    };
   },
   twoNamedNoName: (_rng, base, tokens) => {
     const { query, variables } = graphqlParts(base);
-    return { detail: 'two named operations, no operationName', expect: 'reject', request: postJson(base.path, { query: `query Other { __typename }\n${query}`, variables }, tokens.all) };
+    return {
+      detail: 'two named operations, no operationName',
+      expect: 'reject',
+      request: postJson(base.path, { query: `query Other { __typename }\n${query}`, variables }, tokens.all),
+    };
   },
   subscription: (_rng, base, tokens) => {
     const { query, variables } = graphqlParts(base, { keyword: 'subscription' });
-    return { detail: 'subscription', expect: 'reject', request: postJson(base.path, { query, variables, operationName: 'Fuzz' }, tokens.all) };
+    return {
+      detail: 'subscription',
+      expect: 'reject',
+      request: postJson(base.path, { query, variables, operationName: 'Fuzz' }, tokens.all),
+    };
   },
   unknownArgument: (rng, base, tokens) => {
     const first = Object.keys(base.args)[0];
@@ -544,24 +673,36 @@ const GRAPHQL_MUTATORS: Record<string, RequestMutator> = {
   },
   undeclaredVariable: (rng, base, tokens) => {
     const names = Object.keys(base.args);
-    if (names.length === 0) return { detail: 'undeclared $nope', expect: 'reject', request: encode(base, tokens, { extraArgs: 'bogus: $nope' }) };
+    if (names.length === 0)
+      return { detail: 'undeclared $nope', expect: 'reject', request: encode(base, tokens, { extraArgs: 'bogus: $nope' }) };
     const name = pick(rng, names);
     const rest = { ...base.args };
     delete rest[name];
-    return { detail: `$${name} used but not declared`, expect: 'reject', request: encode(base, tokens, { args: rest, extraArgs: `${name}: $${name}` }) };
+    return {
+      detail: `$${name} used but not declared`,
+      expect: 'reject',
+      request: encode(base, tokens, { args: rest, extraArgs: `${name}: $${name}` }),
+    };
   },
   variableType: (rng, base, tokens) => {
     const names = Object.keys(base.args);
     if (names.length === 0) return null;
     const name = pick(rng, names);
     const own = (topFieldOf(base, name)?.gqlType ?? 'String').replace(/[[\]!]/g, '');
-    const type = pick(rng, ['Int', 'Boolean', '[String]', 'Float', 'ID', 'NoSuchType', 'String!!'].filter((t) => t.replace(/[[\]!]/g, '') !== own));
+    const type = pick(
+      rng,
+      ['Int', 'Boolean', '[String]', 'Float', 'ID', 'NoSuchType', 'String!!'].filter((t) => t.replace(/[[\]!]/g, '') !== own),
+    );
     return { detail: `$${name} declared ${type}`, expect: 'reject', request: encode(base, tokens, { varTypes: { [name]: type } }) };
   },
   variablesNotObject: (rng, base, tokens) => {
     const { query } = graphqlParts(base);
     const variables = pick(rng, [42, 'x', [1], true, '{"a":1}']);
-    return { detail: `variables ${JSON.stringify(variables)}`, expect: base.op === 'mutation' ? 'refuse' : 'any', request: postJson(base.path, { query, variables, operationName: 'Fuzz' }, tokens.all) };
+    return {
+      detail: `variables ${JSON.stringify(variables)}`,
+      expect: base.op === 'mutation' ? 'refuse' : 'any',
+      request: postJson(base.path, { query, variables, operationName: 'Fuzz' }, tokens.all),
+    };
   },
   deepVariable: (rng, base, tokens) => {
     const names = Object.keys(base.args);
@@ -569,37 +710,64 @@ const GRAPHQL_MUTATORS: Record<string, RequestMutator> = {
     const name = pick(rng, names);
     const shape = pick(rng, ['arrays', 'objects'] as const);
     const depth = pick(rng, [3000, 20000]);
-    return { detail: `$${name}: ${depth} nested ${shape}`, expect: 'refuse', request: encode(base, tokens, { args: { ...base.args, [name]: deep(shape, depth) } }) };
+    return {
+      detail: `$${name}: ${depth} nested ${shape}`,
+      expect: 'refuse',
+      request: encode(base, tokens, { args: { ...base.args, [name]: deep(shape, depth) } }),
+    };
   },
   deepDocument: (rng, base, tokens) => {
     const depth = pick(rng, [500, 5000]);
     const [detail, query] = pick(rng, [
       [`selection nested ${depth} deep`, `query Fuzz { __typename ${'{ a '.repeat(depth)}${'}'.repeat(depth)} }`],
-      [`list literal nested ${depth * 4} deep`, `query Fuzz { __type(name: ${'['.repeat(depth * 4)}"Query"${']'.repeat(depth * 4)}) { name } }`],
+      [
+        `list literal nested ${depth * 4} deep`,
+        `query Fuzz { __type(name: ${'['.repeat(depth * 4)}"Query"${']'.repeat(depth * 4)}) { name } }`,
+      ],
     ]);
     return { detail, expect: 'reject', request: postJson(base.path, { query }, tokens.all) };
   },
   fragmentCycle: (rng, base, tokens) => {
     const n = pick(rng, [1, 2, 3]);
     const fragments = Array.from({ length: n }, (_, i) => `fragment C${i} on Query { __typename ...C${(i + 1) % n} }`);
-    return { detail: `cycle of ${n} fragments`, expect: 'reject', request: postJson(base.path, { query: `query Fuzz { ...C0 } ${fragments.join(' ')}` }, tokens.all) };
+    return {
+      detail: `cycle of ${n} fragments`,
+      expect: 'reject',
+      request: postJson(base.path, { query: `query Fuzz { ...C0 } ${fragments.join(' ')}` }, tokens.all),
+    };
   },
   deepFragments: (rng, base, tokens) => {
     const depth = pick(rng, [20, 30, 60]);
     const style = pick(rng, ['named', 'named', 'inline', 'plain'] as const);
     const chain = base.surface === 'api' && rng() < 0.5 ? 'accounts' : 'introspection';
     const query = deepSelection(depth, style, chain);
-    return { detail: `${depth} levels of ${chain} (${style === 'plain' ? 'no fragments' : `${style} fragments`})`, expect: 'reject', request: postJson(base.path, { query }, tokens.all) };
+    return {
+      detail: `${depth} levels of ${chain} (${style === 'plain' ? 'no fragments' : `${style} fragments`})`,
+      expect: 'reject',
+      request: postJson(base.path, { query }, tokens.all),
+    };
   },
   manyAliases: (rng, base, tokens) => {
     // The expensive variants run alone and rarely: when the cost limit is missing they load the service for long.
     const heavy = rng() < 0.15;
     if (heavy) {
-      const field = base.surface === 'api' ? 'allTransactions(perPage: 1000) { account { id } }' : 'authorization(account_tag: "alice", destination: "393331234567") { authorized }';
-      return { detail: `1000 aliases of ${field.split('(')[0]}`, expect: 'reject', exclusive: true, request: postJson(base.path, { query: aliases(1000, field) }, tokens.all) };
+      const field =
+        base.surface === 'api'
+          ? 'allTransactions(perPage: 1000) { account { id } }'
+          : 'authorization(account_tag: "alice", destination: "393331234567") { authorized }';
+      return {
+        detail: `1000 aliases of ${field.split('(')[0]}`,
+        expect: 'reject',
+        exclusive: true,
+        request: postJson(base.path, { query: aliases(1000, field) }, tokens.all),
+      };
     }
     const n = pick(rng, [2000, 5000]);
-    return { detail: `${n} aliases of __typename`, expect: 'reject', request: postJson(base.path, { query: aliases(n, '__typename') }, tokens.all) };
+    return {
+      detail: `${n} aliases of __typename`,
+      expect: 'reject',
+      request: postJson(base.path, { query: aliases(n, '__typename') }, tokens.all),
+    };
   },
 };
 
@@ -612,13 +780,25 @@ const GRAPHQL_MUTATORS: Record<string, RequestMutator> = {
 export function makeCase(seed: number, index: number, table: Base[], tokens: Tokens): Case {
   const rng = seededRng((seed ^ Math.imul(index + 1, 0x9e3779b1)) >>> 0);
   const surface = (['api', 'agent-gql', 'agent-rest'] as const)[index % 3];
-  const base = pick(rng, table.filter((b) => b.surface === surface));
+  const base = pick(
+    rng,
+    table.filter((b) => b.surface === surface),
+  );
   if (base.fields.length > 0 && rng() < 0.55) return valueCase(rng, index, base, tokens);
   const mutators = { ...HTTP_MUTATORS, ...(surface === 'agent-rest' ? REST_MUTATORS : GRAPHQL_MUTATORS) };
   for (;;) {
     const name = pick(rng, Object.keys(mutators));
     const built = mutators[name](rng, base, tokens);
     if (!built) continue;
-    return { index, base, mutator: name, detail: built.detail, expect: built.expect, exclusive: built.exclusive ?? false, request: built.request, shown: showRequest(built.request, tokens) };
+    return {
+      index,
+      base,
+      mutator: name,
+      detail: built.detail,
+      expect: built.expect,
+      exclusive: built.exclusive ?? false,
+      request: built.request,
+      shown: showRequest(built.request, tokens),
+    };
   }
 }

@@ -67,7 +67,9 @@ describe('rating commands and the local servers of npm start', () => {
 
     const demo = await rating(env, 'demo');
     expect(demo).toMatchObject({ code: 0, stderr: `${using}, Redis ${record.redisUrl}\n` });
-    expect(demo.stdout).toBe('demo: carriers 1 created, 0 already there; pricelists 1 created, 0 already there; rates 6 created, 0 already there; accounts 2 created, 0 already there\n');
+    expect(demo.stdout).toBe(
+      'demo: carriers 1 created, 0 already there; pricelists 1 created, 0 already there; rates 6 created, 0 already there; accounts 2 created, 0 already there\n',
+    );
 
     const imported = await rating(env, 'import', sample);
     expect(imported.stderr).toBe(`${using}, Redis ${record.redisUrl}\n`);
@@ -132,7 +134,11 @@ describe('a servers file the commands must not trust', () => {
     const dataDir = path.join(dir, 'killed');
     const [apiPort, agentPort] = [await freePort(), await freePort()];
     const env = terminal(dataDir, { API_PORT: String(apiPort), AGENT_PORT: String(agentPort), LOG_LEVEL: 'info' });
-    const child: ChildProcess = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     let output = '';
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
@@ -153,7 +159,11 @@ describe('a servers file the commands must not trust', () => {
 
       const audit = await rating(terminal(dataDir), 'audit');
       const file = path.join(path.resolve(dataDir), SERVERS_FILE);
-      expect(audit).toEqual({ code: 2, stdout: '', stderr: `${hint(dataDir, 'MONGO_URL', ` (${file} is left from pid ${child.pid}, which is gone)`)}\n` });
+      expect(audit).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `${hint(dataDir, 'MONGO_URL', ` (${file} is left from pid ${child.pid}, which is gone)`)}\n`,
+      });
     } finally {
       child.kill('SIGKILL');
       // Without setpriv the local servers outlive a SIGKILLed service (the MongoDB-wire launcher exits when its stdin closes).

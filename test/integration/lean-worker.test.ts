@@ -109,7 +109,7 @@ async function settledCount(s: Setup): Promise<number> {
   return moveToActiveCalls.get(`${s.prefix}:${s.name}`) ?? 0;
 }
 
-test('a job taken on a wake-up costs one moveToActive less than with BullMQ\'s Worker', async () => {
+test("a job taken on a wake-up costs one moveToActive less than with BullMQ's Worker", async () => {
   const count = 20;
   const counts: Record<string, number> = {};
   for (const [kind, make] of [

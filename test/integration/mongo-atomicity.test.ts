@@ -36,12 +36,11 @@ describe('MongoDB-wire server single-document atomicity', () => {
     const collection = (c: MongoClient) => c.db(dbName).collection<{ _id: string; items: number[] }>('bounded');
     await collection(clients[0]).insertOne({ _id: 'b', items: [] });
     const results = await Promise.all(
-      clients.slice(0, 30).map((client, i) =>
-        collection(client).updateOne(
-          { _id: 'b', [`items.${limit - 1}`]: { $exists: false } },
-          { $push: { items: i } },
+      clients
+        .slice(0, 30)
+        .map((client, i) =>
+          collection(client).updateOne({ _id: 'b', [`items.${limit - 1}`]: { $exists: false } }, { $push: { items: i } }),
         ),
-      ),
     );
     const applied = results.filter((r) => r.modifiedCount === 1).length;
     const doc = await collection(clients[0]).findOne({ _id: 'b' });

@@ -102,7 +102,13 @@ describe('MongoDB-wire server (--h2) durability of acknowledged writes', () => {
     const second = await startServer(file);
     const verifier = await new MongoClient(second.url, clientOptions).connect();
     try {
-      const present = new Set((await docs(verifier).find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+      const present = new Set(
+        (
+          await docs(verifier)
+            .find({}, { projection: { _id: 1 } })
+            .toArray()
+        ).map((d) => d._id),
+      );
       const counterValues = new Map((await counters(verifier).find({}).toArray()).map((d) => [d._id, d.n]));
 
       const lostInserts = [...insertsAcked].filter((id) => !present.has(id));

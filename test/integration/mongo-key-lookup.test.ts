@@ -69,7 +69,13 @@ describe('MongoDB-wire server: a unique key plus conditions', () => {
     expect((await docs.updateOne({ tag: 'ta', rev: 99 }, { $inc: { rev: 1 } })).modifiedCount).toBe(0);
     expect((await docs.updateOne({ tag: 'ta', rev: 1 }, { $inc: { rev: 1 } })).modifiedCount).toBe(1);
     expect(await docs.findOneAndUpdate({ _id: 'a', 'items.id': 'nope' }, { $set: { note: 'x' } })).toBeNull();
-    expect(await docs.findOneAndUpdate({ _id: 'a', items: { $elemMatch: { id: 'x', open: true } } }, { $pull: { items: { id: 'x' } } }, { returnDocument: 'after' })).toMatchObject({ _id: 'a', items: [] });
+    expect(
+      await docs.findOneAndUpdate(
+        { _id: 'a', items: { $elemMatch: { id: 'x', open: true } } },
+        { $pull: { items: { id: 'x' } } },
+        { returnDocument: 'after' },
+      ),
+    ).toMatchObject({ _id: 'a', items: [] });
     expect((await docs.deleteOne({ _id: 'b', rev: 1 })).deletedCount).toBe(0);
     expect(await docs.findOne({ _id: 'a' })).toMatchObject({ rev: 2, items: [], note: null });
     expect((await docs.deleteOne({ _id: 'b', rev: 7 })).deletedCount).toBe(1);

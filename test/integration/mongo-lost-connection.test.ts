@@ -18,7 +18,9 @@ interface PooledConnection {
 
 /** The driver's idle pooled connections (internal: there is no public way to reach a socket). */
 function idleConnections(ctx: TestContext): PooledConnection[] {
-  const topology = (ctx.mongo.client as unknown as { topology: { s: { servers: Map<string, { pool: { connections: Iterable<PooledConnection> } }> } } }).topology;
+  const topology = (
+    ctx.mongo.client as unknown as { topology: { s: { servers: Map<string, { pool: { connections: Iterable<PooledConnection> } }> } } }
+  ).topology;
   return [...topology.s.servers.values()].flatMap((server) => [...server.pool.connections]);
 }
 
@@ -47,7 +49,9 @@ describe('a pooled MongoDB connection lost just before a command is written', ()
     expect(idle.length).toBeGreaterThan(0);
     closeUnnoticed(idle);
 
-    const attempts = await Promise.allSettled(idle.map((_, i) => ctx.mongo.db.collection('lost_conn_probe').insertOne({ _id: `w${i}` } as never)));
+    const attempts = await Promise.allSettled(
+      idle.map((_, i) => ctx.mongo.db.collection('lost_conn_probe').insertOne({ _id: `w${i}` } as never)),
+    );
     // A write on a lost socket is a network error; a write that found a fresh connection succeeded.
     for (const attempt of attempts) {
       if (attempt.status === 'rejected') expect(attempt.reason).toBeInstanceOf(MongoNetworkError);

@@ -31,17 +31,37 @@ describe.each(['memory', 'h2'] as const)('MongoDB-wire server (%s): stored docum
   });
 
   afterAll(async () => {
-    await client?.db(dbName).dropDatabase().catch(() => undefined);
+    await client
+      ?.db(dbName)
+      .dropDatabase()
+      .catch(() => undefined);
     await client?.close();
     if (child) await stopChild(child);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('equal values in a unique key are found by it, and documents come back field for field', async () => {
-    const records = client.db(dbName).collection<{ _id: string; account_tag: string; transaction_tag: string; origin_account_tag: string; parties: Array<{ account_tag: string; fee: number }> }>('records');
+    const records = client
+      .db(dbName)
+      .collection<{
+        _id: string;
+        account_tag: string;
+        transaction_tag: string;
+        origin_account_tag: string;
+        parties: Array<{ account_tag: string; fee: number }>;
+      }>('records');
     await records.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true });
     // The caller is its own origin, and its parties repeat its tag: the same value many times per document.
-    const doc = (n: number) => ({ _id: `r${n}`, account_tag: 'a1', transaction_tag: `t${n}`, origin_account_tag: 'a1', parties: [{ account_tag: 'a1', fee: n }, { account_tag: 'p1', fee: 0 }] });
+    const doc = (n: number) => ({
+      _id: `r${n}`,
+      account_tag: 'a1',
+      transaction_tag: `t${n}`,
+      origin_account_tag: 'a1',
+      parties: [
+        { account_tag: 'a1', fee: n },
+        { account_tag: 'p1', fee: 0 },
+      ],
+    });
     await records.insertOne(doc(0));
     await records.insertMany([doc(1), doc(2)], { ordered: false });
     for (const n of [0, 1, 2]) {

@@ -63,7 +63,14 @@ describe('single-machine process (dist/main.js)', () => {
 
   it('starts with local servers under DATA_DIR, is ready on both ports and stops cleanly', async () => {
     const [apiPort, agentPort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = { ...process.env, API_PORT: String(apiPort), AGENT_PORT: String(agentPort), DATA_DIR: dataDir, LOG_LEVEL: 'info', NODE_ENV: 'development' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      API_PORT: String(apiPort),
+      AGENT_PORT: String(agentPort),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'development',
+    };
     delete env.MONGO_URL;
     delete env.REDIS_URL;
     const child = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -93,8 +100,16 @@ describe('single-machine process (dist/main.js)', () => {
    */
   it('prints no warning or error from start to Ctrl-C (SIGINT to its process group)', async () => {
     const [apiPort, agentPort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = { ...process.env, API_PORT: String(apiPort), AGENT_PORT: String(agentPort), DATA_DIR: path.join(dataDir, 'quiet'), LOG_LEVEL: 'info', NODE_ENV: 'development' };
-    for (const name of ['MONGO_URL', 'REDIS_URL', 'RATING_TOKENS', 'SMTP_URL', 'SMS_GATEWAY_URL', 'ALERT_WEBHOOK_URL', 'NODE_OPTIONS']) delete env[name];
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      API_PORT: String(apiPort),
+      AGENT_PORT: String(agentPort),
+      DATA_DIR: path.join(dataDir, 'quiet'),
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'development',
+    };
+    for (const name of ['MONGO_URL', 'REDIS_URL', 'RATING_TOKENS', 'SMTP_URL', 'SMS_GATEWAY_URL', 'ALERT_WEBHOOK_URL', 'NODE_OPTIONS'])
+      delete env[name];
     const child = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));

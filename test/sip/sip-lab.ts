@@ -144,7 +144,10 @@ async function stopAll(): Promise<void> {
 
 function tail(file: string, lines = 30): string {
   try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines - 1).join('\n');
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
   } catch {
     return '(no output)';
   }
@@ -211,7 +214,8 @@ const post = (url: string, body: unknown) => postJson(url, body, { token });
 async function gql<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
   const a = await post(`${service!.apiUrl}/graphql`, { query, variables });
   const body = a.json as { data?: T; errors?: unknown[] } | undefined;
-  if (a.status !== 200 || body?.errors?.length) fail(`management API request failed (${a.status}): ${(body === undefined ? a.text : JSON.stringify(body)).slice(0, 500)}`);
+  if (a.status !== 200 || body?.errors?.length)
+    fail(`management API request failed (${a.status}): ${(body === undefined ? a.text : JSON.stringify(body)).slice(0, 500)}`);
   return body!.data!;
 }
 
@@ -336,7 +340,12 @@ interface CallResult {
 }
 
 /** One SIPp caller, one call; resolves when SIPp exits (bounded by its own -timeout). */
-async function call(lab: Lab, label: string, caller: string, options: { scenario?: string; holdMs?: number; destination?: string; proxyPort?: number } = {}): Promise<CallResult> {
+async function call(
+  lab: Lab,
+  label: string,
+  caller: string,
+  options: { scenario?: string; holdMs?: number; destination?: string; proxyPort?: number } = {},
+): Promise<CallResult> {
   const scenario = options.scenario ?? 'uac_call.xml';
   const port = await freeUdpPort(lab.ports);
   const logFile = path.join(lab.dir, `call-${label}.log`);
@@ -348,19 +357,36 @@ async function call(lab: Lab, label: string, caller: string, options: { scenario
     'sipp',
     [
       `${HOST}:${options.proxyPort ?? lab.kamailioPort}`,
-      '-sf', path.join(SCENARIOS, scenario),
-      '-i', HOST,
-      '-p', String(port),
-      '-m', '1',
-      '-s', options.destination ?? DESTINATION,
-      '-key', 'caller', caller,
-      '-d', String(options.holdMs ?? 1000),
-      '-cid_str', `lab-${label}-%u-%p@%s`,
-      '-trace_logs', '-log_file', actions,
-      '-trace_err', '-error_file', errors,
-      '-trace_msg', '-message_file', path.join(lab.dir, `call-${label}.messages.log`),
+      '-sf',
+      path.join(SCENARIOS, scenario),
+      '-i',
+      HOST,
+      '-p',
+      String(port),
+      '-m',
+      '1',
+      '-s',
+      options.destination ?? DESTINATION,
+      '-key',
+      'caller',
+      caller,
+      '-d',
+      String(options.holdMs ?? 1000),
+      '-cid_str',
+      `lab-${label}-%u-%p@%s`,
+      '-trace_logs',
+      '-log_file',
+      actions,
+      '-trace_err',
+      '-error_file',
+      errors,
+      '-trace_msg',
+      '-message_file',
+      path.join(lab.dir, `call-${label}.messages.log`),
       '-nostdin',
-      '-timeout', '90s', '-timeout_error',
+      '-timeout',
+      '90s',
+      '-timeout_error',
     ],
     logFile,
   );
@@ -411,13 +437,24 @@ async function checkCompleted(lab: Lab): Promise<void> {
   const r = (await recordsOf([c.callId])).get(c.callId)!;
   const measured = Date.parse(r.timestamp_end) - Date.parse(r.timestamp_begin);
   const after = await settled('rich', before.balance - BigInt(r.fee));
-  log(`  call held ${seconds(holdMs)} s; proxy stamped ${r.timestamp_begin} .. ${r.timestamp_end} = ${seconds(measured)} s; billed ${r.duration} s, fee ${r.fee}`);
-  expect(measured >= holdMs && measured < 5000, `check 1: the proxy's timestamps span ${seconds(measured)} s for a call held ${seconds(holdMs)} s (expected ${seconds(holdMs)} to 5 s)`);
-  expect(r.duration === Math.ceil(measured / 1000), `check 1: duration ${r.duration} s, but the timestamps span ${seconds(measured)} s (a started second counts as one)`);
+  log(
+    `  call held ${seconds(holdMs)} s; proxy stamped ${r.timestamp_begin} .. ${r.timestamp_end} = ${seconds(measured)} s; billed ${r.duration} s, fee ${r.fee}`,
+  );
+  expect(
+    measured >= holdMs && measured < 5000,
+    `check 1: the proxy's timestamps span ${seconds(measured)} s for a call held ${seconds(holdMs)} s (expected ${seconds(holdMs)} to 5 s)`,
+  );
+  expect(
+    r.duration === Math.ceil(measured / 1000),
+    `check 1: duration ${r.duration} s, but the timestamps span ${seconds(measured)} s (a started second counts as one)`,
+  );
   expect(r.duration === 5, `check 1: a call held ${seconds(holdMs)} s was billed ${r.duration} s, not 5`);
   expect(BigInt(r.fee) === BigInt((RATE_A * r.duration) / 60), `check 1: fee ${r.fee} for ${r.duration} s at ${RATE_A}/min`);
   expect(r.carrier_ip === `${HOST}:${lab.carrierA}`, `check 1: carrier_ip ${r.carrier_ip}, expected carrier A ${HOST}:${lab.carrierA}`);
-  expect(before.balance - after.balance === BigInt(r.fee), `check 1: the balance went from ${before.balance} to ${after.balance} for a fee of ${r.fee}`);
+  expect(
+    before.balance - after.balance === BigInt(r.fee),
+    `check 1: the balance went from ${before.balance} to ${after.balance} for a fee of ${r.fee}`,
+  );
   expect(after.running === 0, `check 1: rich still has ${after.running} running entries`);
   expect(invitesSeen(lab.uasA).has(c.callId), 'check 1: carrier A never saw the INVITE');
 
@@ -428,9 +465,18 @@ async function checkCompleted(lab: Lab): Promise<void> {
   const ur = (await recordsOf([u.callId])).get(u.callId)!;
   const uMeasured = Date.parse(ur.timestamp_end) - Date.parse(ur.timestamp_begin);
   log(`  URI form: destination "${ur.destination}", ${seconds(uMeasured)} s, billed ${ur.duration} s, fee ${ur.fee}`);
-  expect(/^sip:\+39061234567@/.test(ur.destination), `check 1: the URI-form call was recorded with destination "${ur.destination}", expected the request URI`);
-  expect(ur.duration === Math.ceil(uMeasured / 1000) && ur.duration === 2, `check 1: the URI-form call held 1.5 s was billed ${ur.duration} s (timestamps span ${seconds(uMeasured)} s)`);
-  expect(BigInt(ur.fee) === BigInt((RATE_A * ur.duration) / 60), `check 1: the URI-form call's fee is ${ur.fee} for ${ur.duration} s at ${RATE_A}/min (not rated on its user part?)`);
+  expect(
+    /^sip:\+39061234567@/.test(ur.destination),
+    `check 1: the URI-form call was recorded with destination "${ur.destination}", expected the request URI`,
+  );
+  expect(
+    ur.duration === Math.ceil(uMeasured / 1000) && ur.duration === 2,
+    `check 1: the URI-form call held 1.5 s was billed ${ur.duration} s (timestamps span ${seconds(uMeasured)} s)`,
+  );
+  expect(
+    BigInt(ur.fee) === BigInt((RATE_A * ur.duration) / 60),
+    `check 1: the URI-form call's fee is ${ur.fee} for ${ur.duration} s at ${RATE_A}/min (not rated on its user part?)`,
+  );
 
   // Whole-second stamps would make a bill depend on where the seconds fall (4 or 5 s for the first
   // call). A microsecond stamp is a whole millisecond-second once in 1000: judged over both calls.
@@ -454,12 +500,23 @@ async function checkCut(lab: Lab): Promise<void> {
   const r = (await recordsOf([c.callId])).get(c.callId)!;
   const after = await settled('poor', before.balance - BigInt(r.fee));
   const lasted = Date.parse(r.timestamp_end) - Date.parse(r.timestamp_begin);
-  log(`  balance ${before.balance}, granted ${granted} s; cut after ${seconds(lasted)} s, billed ${r.duration} s, fee ${r.fee}; balance now ${after.balance}`);
+  log(
+    `  balance ${before.balance}, granted ${granted} s; cut after ${seconds(lasted)} s, billed ${r.duration} s, fee ${r.fee}; balance now ${after.balance}`,
+  );
   expect(typeof granted === 'number' && granted >= 1, `check 2: the agent grants ${granted} s to poor (balance ${before.balance})`);
   // The dialog timer ticks once a second: the cut comes within a second of the granted time.
-  expect(lasted >= (granted! - 1) * 1000 && lasted <= (granted! + 1) * 1000 + 500, `check 2: the call lasted ${seconds(lasted)} s, granted ${granted} s: not cut by the dialog timeout`);
-  expect(after.balance >= 0n, `check 2: the balance is ${after.balance} after a call cut at max_available_units (${granted} s): billed ${r.duration} s, fee ${r.fee}`);
-  expect(after.balance === before.balance - BigInt(r.fee), `check 2: the balance went from ${before.balance} to ${after.balance} for a fee of ${r.fee}`);
+  expect(
+    lasted >= (granted! - 1) * 1000 && lasted <= (granted! + 1) * 1000 + 500,
+    `check 2: the call lasted ${seconds(lasted)} s, granted ${granted} s: not cut by the dialog timeout`,
+  );
+  expect(
+    after.balance >= 0n,
+    `check 2: the balance is ${after.balance} after a call cut at max_available_units (${granted} s): billed ${r.duration} s, fee ${r.fee}`,
+  );
+  expect(
+    after.balance === before.balance - BigInt(r.fee),
+    `check 2: the balance went from ${before.balance} to ${after.balance} for a fee of ${r.fee}`,
+  );
   expect(after.running === 0, `check 2: poor still has ${after.running} running entries`);
 }
 
@@ -468,10 +525,20 @@ async function checkRefusedBeforeRouting(lab: Lab): Promise<void> {
   const unknown = await call(lab, 'unknown', 'ghost');
   const inactive = await call(lab, 'inactive', 'off');
   log(`  ghost: ${unknown.refusal || unknown.outcome}; off: ${inactive.refusal || inactive.outcome}`);
-  expect(unknown.outcome === 'refused' && unknown.refusal === '403 NOT_FOUND', `check 3: an unknown account got "${unknown.refusal || unknown.outcome}", expected 403 NOT_FOUND`);
-  expect(inactive.outcome === 'refused' && inactive.refusal === '403 NOT_ACTIVE', `check 3: an inactive account got "${inactive.refusal || inactive.outcome}", expected 403 NOT_ACTIVE`);
+  expect(
+    unknown.outcome === 'refused' && unknown.refusal === '403 NOT_FOUND',
+    `check 3: an unknown account got "${unknown.refusal || unknown.outcome}", expected 403 NOT_FOUND`,
+  );
+  expect(
+    inactive.outcome === 'refused' && inactive.refusal === '403 NOT_ACTIVE',
+    `check 3: an inactive account got "${inactive.refusal || inactive.outcome}", expected 403 NOT_ACTIVE`,
+  );
   for (const c of [unknown, inactive]) {
-    for (const [name, uas] of [['A', lab.uasA], ['B', lab.uasB], ['C', lab.uasC]] as const) {
+    for (const [name, uas] of [
+      ['A', lab.uasA],
+      ['B', lab.uasB],
+      ['C', lab.uasC],
+    ] as const) {
       expect(!invitesSeen(uas).has(c.callId), `check 3: carrier ${name} saw the INVITE of the refused call ${c.callId}`);
     }
   }
@@ -501,13 +568,22 @@ async function checkConcurrency(lab: Lab): Promise<void> {
   }
   const answered = results.filter((r) => r.outcome === 'answered');
   const refused = results.filter((r) => r.outcome === 'refused');
-  log(`  ${answered.length} answered, ${refused.length} refused (${[...new Set(refused.map((r) => r.refusal))].join(', ')}); at most ${maxRunning} running entries in ${polls} polls`);
+  log(
+    `  ${answered.length} answered, ${refused.length} refused (${[...new Set(refused.map((r) => r.refusal))].join(', ')}); at most ${maxRunning} running entries in ${polls} polls`,
+  );
   expect(answered.length === 2, `check 4: ${answered.length} of 5 simultaneous calls were answered on an account limited to 2`);
-  expect(refused.length === 3 && refused.every((r) => r.refusal === '403 TOO_MANY_RUNNING_TRANSACTIONS'), `check 4: the refusals were ${refused.map((r) => r.refusal).join(', ')}, expected 3 x 403 TOO_MANY_RUNNING_TRANSACTIONS`);
+  expect(
+    refused.length === 3 && refused.every((r) => r.refusal === '403 TOO_MANY_RUNNING_TRANSACTIONS'),
+    `check 4: the refusals were ${refused.map((r) => r.refusal).join(', ')}, expected 3 x 403 TOO_MANY_RUNNING_TRANSACTIONS`,
+  );
   expect(maxRunning <= 2, `check 4: the account held ${maxRunning} running entries (limit 2)`);
   expect(maxRunning >= 1, 'check 4: the poll never saw a running call (did the calls overlap the polls?)');
   const seen = [lab.uasA, lab.uasB, lab.uasC].map(invitesSeen);
-  for (const r of refused) expect(seen.every((s) => !s.has(r.callId)), `check 4: a carrier saw the INVITE of the refused call ${r.callId}`);
+  for (const r of refused)
+    expect(
+      seen.every((s) => !s.has(r.callId)),
+      `check 4: a carrier saw the INVITE of the refused call ${r.callId}`,
+    );
   const recs = await recordsOf(answered.map((r) => r.callId));
   for (const r of recs.values()) expect(BigInt(r.fee) > 0n, `check 4: the answered call ${r.transaction_tag} was not charged`);
   const after = await settled('duo');
@@ -527,7 +603,10 @@ async function checkFailover(lab: Lab): Promise<void> {
   expect(r.carrier_ip === `${HOST}:${lab.carrierA}`, `check 5: carrier_ip ${r.carrier_ip}, expected carrier A ${HOST}:${lab.carrierA}`);
   expect(r.duration >= 2 && r.duration <= 4, `check 5: billed ${r.duration} s for a call held 2.2 s`);
   expect(BigInt(r.fee) === BigInt((RATE_A * r.duration) / 60), `check 5: fee ${r.fee} for ${r.duration} s at carrier A's ${RATE_A}/min`);
-  expect(before.balance - after.balance === BigInt(r.fee), `check 5: the balance went from ${before.balance} to ${after.balance} for a fee of ${r.fee}`);
+  expect(
+    before.balance - after.balance === BigInt(r.fee),
+    `check 5: the balance went from ${before.balance} to ${after.balance} for a fee of ${r.fee}`,
+  );
   expect(after.running === 0, `check 5: detour still has ${after.running} running entries`);
 }
 
@@ -546,9 +625,17 @@ async function checkFailoverCut(lab: Lab): Promise<void> {
   expect(c.cut, 'check 7: the call was not ended by the proxy');
   const r = (await recordsOf([c.callId])).get(c.callId)!;
   const after = await settled('tight', before.balance - BigInt(r.fee));
-  log(`  balance ${before.balance}, granted ${granted} s; B answered 503, cut on ${r.carrier_ip} after ${r.duration} s, fee ${r.fee}; balance now ${after.balance}`);
-  expect(r.carrier_ip === `${HOST}:${lab.carrierA}`, `check 7: carrier_ip ${r.carrier_ip}, expected the dearer carrier A ${HOST}:${lab.carrierA}`);
-  expect(after.balance >= 0n, `check 7: the balance is ${after.balance} after a failover call cut at its grant (${granted} s): billed ${r.duration} s at ${RATE_A_DEAR}/min, fee ${r.fee}`);
+  log(
+    `  balance ${before.balance}, granted ${granted} s; B answered 503, cut on ${r.carrier_ip} after ${r.duration} s, fee ${r.fee}; balance now ${after.balance}`,
+  );
+  expect(
+    r.carrier_ip === `${HOST}:${lab.carrierA}`,
+    `check 7: carrier_ip ${r.carrier_ip}, expected the dearer carrier A ${HOST}:${lab.carrierA}`,
+  );
+  expect(
+    after.balance >= 0n,
+    `check 7: the balance is ${after.balance} after a failover call cut at its grant (${granted} s): billed ${r.duration} s at ${RATE_A_DEAR}/min, fee ${r.fee}`,
+  );
   expect(after.running === 0, `check 7: tight still has ${after.running} running entries`);
 }
 
@@ -564,10 +651,13 @@ async function checkRollback(lab: Lab): Promise<void> {
   // A proxy relays a carrier's 503 as 500 (RFC 3261 16.7): the caller must not take it as "this proxy
   // is unavailable".
   const relayed503 = (c: CallResult) => c.outcome === 'refused' && c.refusal.startsWith('500') && seenB.has(c.callId);
-  expect(relayed503(first), `check 6: the first call should reach carrier B and get its 503 relayed as 500; got "${first.refusal || first.outcome}"`);
+  expect(
+    relayed503(first),
+    `check 6: the first call should reach carrier B and get its 503 relayed as 500; got "${first.refusal || first.outcome}"`,
+  );
   expect(
     relayed503(second),
-    `check 6: the second call got "${second.refusal || second.outcome}"${second.refusal.includes('TOO_MANY') ? ': the first call\'s reservation was not released by its rollback' : ''}`,
+    `check 6: the second call got "${second.refusal || second.outcome}"${second.refusal.includes('TOO_MANY') ? ": the first call's reservation was not released by its rollback" : ''}`,
   );
   const after = await settled('deadend');
   expect(after.running === 0, `check 6: deadend still has ${after.running} running entries`);
@@ -578,10 +668,13 @@ async function checkRollback(lab: Lab): Promise<void> {
   log(`  ringer (limit 1, carrier C rings): first call "${cancelled.refusal}", second call "${again.refusal}"`);
   const seenC = invitesSeen(lab.uasC);
   const cancelledWhileRinging = (c: CallResult) => c.outcome === 'refused' && c.refusal.startsWith('487') && seenC.has(c.callId);
-  expect(cancelledWhileRinging(cancelled), `check 6: the first call should ring at carrier C and end 487 on CANCEL; got "${cancelled.refusal || cancelled.outcome}"`);
+  expect(
+    cancelledWhileRinging(cancelled),
+    `check 6: the first call should ring at carrier C and end 487 on CANCEL; got "${cancelled.refusal || cancelled.outcome}"`,
+  );
   expect(
     cancelledWhileRinging(again),
-    `check 6: the call after a cancelled one got "${again.refusal || again.outcome}"${again.refusal.includes('TOO_MANY') ? ': the cancelled call\'s reservation was not released by its rollback' : ''}`,
+    `check 6: the call after a cancelled one got "${again.refusal || again.outcome}"${again.refusal.includes('TOO_MANY') ? ": the cancelled call's reservation was not released by its rollback" : ''}`,
   );
   const ringer = await settled('ringer');
   expect(ringer.running === 0, `check 6: ringer still has ${ringer.running} running entries`);
@@ -606,14 +699,26 @@ async function startLab(dir: string): Promise<Lab> {
   log(`service up in ${seconds(Date.now() - t0)} s (api ${service.apiUrl}, agent ${service.agentUrl})`);
 
   const uas = (name: string, scenario: string, port: number) =>
-    startProcess(name, 'sipp', [
-      '-sf', path.join(SCENARIOS, scenario),
-      '-i', HOST,
-      '-p', String(port),
-      '-trace_logs', '-log_file', path.join(dir, `${name}.actions.log`),
-      '-trace_err', '-error_file', path.join(dir, `${name}.errors.log`),
-      '-nostdin',
-    ], path.join(dir, `${name}.log`));
+    startProcess(
+      name,
+      'sipp',
+      [
+        '-sf',
+        path.join(SCENARIOS, scenario),
+        '-i',
+        HOST,
+        '-p',
+        String(port),
+        '-trace_logs',
+        '-log_file',
+        path.join(dir, `${name}.actions.log`),
+        '-trace_err',
+        '-error_file',
+        path.join(dir, `${name}.errors.log`),
+        '-nostdin',
+      ],
+      path.join(dir, `${name}.log`),
+    );
   const uasA = uas('carrier-a', 'uas.xml', carrierA);
   const uasB = uas('carrier-b', 'uas_503.xml', carrierB);
   const uasC = uas('carrier-c', 'uas_ring.xml', carrierC);
@@ -623,24 +728,57 @@ async function startLab(dir: string): Promise<Lab> {
   const kamailioAt = (name: string, port: number, defines: string[]) => {
     const runDir = path.join(dir, name);
     mkdirSync(runDir);
-    return startProcess(name, 'kamailio', [
-      '-f', config,
-      '-DD', '-E',
-      '-A', `LISTEN=udp:${HOST}:${port}`,
-      '-A', `AGENT_URL="${service!.agentUrl}"`,
-      '-A', `AGENT_TOKEN="${token}"`,
-      ...defines.flatMap((d) => ['-A', d]),
-      '-P', path.join(runDir, 'kamailio.pid'),
-      '-Y', runDir,
-      '-w', runDir,
-    ], path.join(dir, `${name}.log`));
+    return startProcess(
+      name,
+      'kamailio',
+      [
+        '-f',
+        config,
+        '-DD',
+        '-E',
+        '-A',
+        `LISTEN=udp:${HOST}:${port}`,
+        '-A',
+        `AGENT_URL="${service!.agentUrl}"`,
+        '-A',
+        `AGENT_TOKEN="${token}"`,
+        ...defines.flatMap((d) => ['-A', d]),
+        '-P',
+        path.join(runDir, 'kamailio.pid'),
+        '-Y',
+        runDir,
+        '-w',
+        runDir,
+      ],
+      path.join(dir, `${name}.log`),
+    );
   };
   const kamailio = kamailioAt('kamailio', kamailioPort, []);
   const uriKamailio = kamailioAt('kamailio-uri', uriKamailioPort, ['DESTINATION_AS_URI']);
 
-  const lab: Lab = { dir, kamailioPort, uriKamailioPort, carrierA, carrierB, carrierC, uasA, uasB, uasC, kamailio, uriKamailio, ports, calls: 0 };
+  const lab: Lab = {
+    dir,
+    kamailioPort,
+    uriKamailioPort,
+    carrierA,
+    carrierB,
+    carrierC,
+    uasA,
+    uasB,
+    uasC,
+    kamailio,
+    uriKamailio,
+    ports,
+    calls: 0,
+  };
   const until = Date.now() + 20_000;
-  for (const [name, s, port] of [['Kamailio', kamailio, kamailioPort], ['Kamailio (DESTINATION_AS_URI)', uriKamailio, uriKamailioPort], ['carrier A', uasA, carrierA], ['carrier B', uasB, carrierB], ['carrier C', uasC, carrierC]] as const) {
+  for (const [name, s, port] of [
+    ['Kamailio', kamailio, kamailioPort],
+    ['Kamailio (DESTINATION_AS_URI)', uriKamailio, uriKamailioPort],
+    ['carrier A', uasA, carrierA],
+    ['carrier B', uasB, carrierB],
+    ['carrier C', uasC, carrierC],
+  ] as const) {
     for (;;) {
       if (!running(s)) fail(`${name} exited at start (code ${s.child.exitCode}):\n${tail(s.log)}`);
       if (!name.startsWith('Kamailio') || (await sipAnswers(port))) break;
@@ -650,9 +788,16 @@ async function startLab(dir: string): Promise<Lab> {
   }
   // SIPp binds its port before it reads its scenario's first message: give the UAS a moment.
   await sleep(300);
-  for (const [name, s] of [['carrier A', uasA], ['carrier B', uasB], ['carrier C', uasC]] as const) if (!running(s)) fail(`${name} (SIPp UAS) exited at start:\n${tail(s.log)}`);
+  for (const [name, s] of [
+    ['carrier A', uasA],
+    ['carrier B', uasB],
+    ['carrier C', uasC],
+  ] as const)
+    if (!running(s)) fail(`${name} (SIPp UAS) exited at start:\n${tail(s.log)}`);
   await seed(lab);
-  log(`Kamailio on udp:${HOST}:${kamailioPort} (and with DESTINATION_AS_URI on ${uriKamailioPort}), carrier A (answers) on ${carrierA}, carrier B (503) on ${carrierB}, carrier C (rings) on ${carrierC}; seeded`);
+  log(
+    `Kamailio on udp:${HOST}:${kamailioPort} (and with DESTINATION_AS_URI on ${uriKamailioPort}), carrier A (answers) on ${carrierA}, carrier B (503) on ${carrierB}, carrier C (rings) on ${carrierC}; seeded`,
+  );
   return lab;
 }
 
@@ -731,7 +876,8 @@ async function main(): Promise<void> {
       await check(lab);
       log(`  ok (${seconds(Date.now() - t)} s)`);
     }
-    for (const k of [lab.kamailio, lab.uriKamailio, lab.uasA, lab.uasB, lab.uasC]) if (!running(k)) fail(`${k.name} exited during the run:\n${tail(k.log)}`);
+    for (const k of [lab.kamailio, lab.uriKamailio, lab.uasA, lab.uasB, lab.uasC])
+      if (!running(k)) fail(`${k.name} exited during the run:\n${tail(k.log)}`);
     log(`all checks passed in ${seconds(Date.now() - t0)} s`);
     clearTimeout(watchdog);
     await cleanup(true);
@@ -744,7 +890,9 @@ async function main(): Promise<void> {
       await cleanup(false);
       return;
     }
-    process.stderr.write(`\nsip lab: FAILED: ${err instanceof LabFailure ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `\nsip lab: FAILED: ${err instanceof LabFailure ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     showTails();
     await cleanup(false);
   }

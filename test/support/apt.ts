@@ -23,13 +23,19 @@ export function ensurePackages(packages: readonly string[], commands: readonly s
   if (missing.length === 0 && commands.every(commandExists)) return;
   const wanted = missing.length ? missing : [...packages];
   if (process.getuid?.() !== 0) {
-    throw new Error(`missing Debian packages: ${wanted.join(' ')}; install them (sudo apt-get install -y ${wanted.join(' ')}) or run as root`);
+    throw new Error(
+      `missing Debian packages: ${wanted.join(' ')}; install them (sudo apt-get install -y ${wanted.join(' ')}) or run as root`,
+    );
   }
   log(`installing ${wanted.join(' ')} with apt-get`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update'], { stdio: ['ignore', 'inherit', 'inherit'], env, timeout: 300_000 });
   if (update.status !== 0) throw new Error('apt-get update failed');
-  const install = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...wanted], { stdio: ['ignore', 'inherit', 'inherit'], env, timeout: 600_000 });
+  const install = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...wanted], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env,
+    timeout: 600_000,
+  });
   if (install.status !== 0) throw new Error(`apt-get install ${wanted.join(' ')} failed`);
   const absent = commands.filter((c) => !commandExists(c));
   if (absent.length > 0) throw new Error(`${absent.join(', ')} still missing after apt-get install`);

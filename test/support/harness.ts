@@ -47,7 +47,9 @@ export async function createTestContext(overrides: Record<string, string> = {}):
     destroy: async () => {
       await ctx.mongo.db.dropDatabase().catch(() => undefined);
       // Our keys and, on a Redis Cluster, the queues' hash-tagged ones ({prefix}:...), on every node.
-      const keys = (await Promise.all([`${config.queuePrefix}:*`, `{${config.queuePrefix}}:*`].map((p) => keysEverywhere(ctx.redis, p)))).flat();
+      const keys = (
+        await Promise.all([`${config.queuePrefix}:*`, `{${config.queuePrefix}}:*`].map((p) => keysEverywhere(ctx.redis, p)))
+      ).flat();
       await deleteKeys(ctx.redis, keys);
       await ctx.close();
     },

@@ -16,8 +16,17 @@ export async function startH2MongoServer(file: string, port?: number): Promise<M
   const jar = ensureLauncherJar();
   const chosen = port ?? (await freePort('127.0.0.1'));
   const [command, args] = withParentDeathSignal('java', [
-    '-XX:+UseParallelGC', '-Xss1m', '-jar', jar,
-    '--host', '127.0.0.1', '--port', String(chosen), '--h2', file, '--no-stdin-watch',
+    '-XX:+UseParallelGC',
+    '-Xss1m',
+    '-jar',
+    jar,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(chosen),
+    '--h2',
+    file,
+    '--no-stdin-watch',
   ]);
   // setpriv (if used) execs java, so child.pid is the JVM itself and SIGKILL reaches it directly.
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -65,7 +65,11 @@ export async function startAgentProcess(config: Config, env: Record<string, stri
     output: () => output,
     rest: async (route, body) => {
       const started = Date.now();
-      const response = await fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${url}${route}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: response.status, body: (await response.json()) as never, ms: Date.now() - started };
     },
     stop: async () => {
@@ -92,7 +96,13 @@ async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([promise.then(() => true, () => false), late]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => false,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -90,23 +90,50 @@ export async function startRedisCluster(size = 3): Promise<RedisClusterHandle> {
       taken.add(port);
       ports.push(port);
       const [command, args] = withParentDeathSignal(binary, [
-        '--bind', HOST, '--port', String(port), '--dir', dir,
-        '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${port}.conf`),
-        '--appendonly', 'no', '--save', '',
-        '--daemonize', 'no', '--protected-mode', 'no', '--loglevel', 'warning',
-        '--maxmemory-policy', 'noeviction',
+        '--bind',
+        HOST,
+        '--port',
+        String(port),
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        path.join(dir, `nodes-${port}.conf`),
+        '--appendonly',
+        'no',
+        '--save',
+        '',
+        '--daemonize',
+        'no',
+        '--protected-mode',
+        'no',
+        '--loglevel',
+        'warning',
+        '--maxmemory-policy',
+        'noeviction',
       ]);
       children.push(spawn(command, args, { stdio: 'ignore' }));
     }
     await waitUntil('the nodes to listen', async () => (await Promise.all(ports.map(clusterInfo))).every((info) => info !== ''), 10000);
-    const created = await run(cli, ['--cluster', 'create', ...ports.map((p) => `${HOST}:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
+    const created = await run(cli, [
+      '--cluster',
+      'create',
+      ...ports.map((p) => `${HOST}:${p}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
     if (created.code !== 0) throw new Error(`redis-cli --cluster create failed (${created.code}): ${created.output}`);
     // Every node must know every slot and every other node before clients connect.
     await waitUntil(
       'cluster_state:ok on every node',
       async () =>
         (await Promise.all(ports.map(clusterInfo))).every(
-          (info) => info.includes('cluster_state:ok') && info.includes('cluster_slots_assigned:16384') && info.includes(`cluster_known_nodes:${size}`),
+          (info) =>
+            info.includes('cluster_state:ok') &&
+            info.includes('cluster_slots_assigned:16384') &&
+            info.includes(`cluster_known_nodes:${size}`),
         ),
       20000,
     );

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { callId, type AccountDoc, type CarrierDoc, type PricelistDoc, type PricelistRateDoc, type RunningTransaction } from '../../src/shared/domain/types';
+import {
+  callId,
+  type AccountDoc,
+  type CarrierDoc,
+  type PricelistDoc,
+  type PricelistRateDoc,
+  type RunningTransaction,
+} from '../../src/shared/domain/types';
 import type { AppContext } from '../../src/shared/context';
 import { announceRatingDataChange } from '../../src/shared/rating-data/cache';
 
@@ -12,7 +19,12 @@ export function pricelist(tag: string, overrides: Partial<PricelistDoc> = {}): P
   return { _id: randomUUID(), pricelist_tag: tag, name: tag, currency: 'USD', ...overrides };
 }
 
-export function rate(pricelistTag: string, carrierTag: string, prefix: string, overrides: Partial<PricelistRateDoc> = {}): PricelistRateDoc {
+export function rate(
+  pricelistTag: string,
+  carrierTag: string,
+  prefix: string,
+  overrides: Partial<PricelistRateDoc> = {},
+): PricelistRateDoc {
   return {
     _id: randomUUID(),
     pricelist_tag: pricelistTag,

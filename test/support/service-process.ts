@@ -78,7 +78,8 @@ export class ServiceProcess {
     child.stderr!.on('data', onData);
     const until = Date.now() + 240_000;
     while (!ready) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited before it was ready; last output:\n${tail}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`the service exited before it was ready; last output:\n${tail}`);
       if (Date.now() > until) throw new Error(`the service was not ready within 240 s; last output:\n${tail}`);
       await sleep(100);
     }

@@ -40,9 +40,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
-  it('sends processing at once unless a window is set (docs/DESIGN.md section 4), at the workers\' concurrency', () => {
+  it("sends processing at once unless a window is set (docs/DESIGN.md section 4), at the workers' concurrency", () => {
     expect(loadConfig({ WORKER_CONCURRENCY: '8' })).toMatchObject({ processingWindowMs: 0, processingConcurrency: 8 });
-    expect(loadConfig({ PROCESSING_WINDOW_MS: '50', PROCESSING_CONCURRENCY: '64' })).toMatchObject({ processingWindowMs: 50, processingConcurrency: 64 });
+    expect(loadConfig({ PROCESSING_WINDOW_MS: '50', PROCESSING_CONCURRENCY: '64' })).toMatchObject({
+      processingWindowMs: 50,
+      processingConcurrency: 64,
+    });
   });
 
   it('writes with majority and journal unless told otherwise (docs/SCALING.md)', () => {

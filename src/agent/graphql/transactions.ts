@@ -10,7 +10,10 @@ const describe = (text: string): string => JSON.stringify(text);
 /** An operation's arguments, from its field table: required fields are non-null, every kind a String (tags a list). */
 function graphqlArguments(table: FieldTable): string {
   return Object.entries(table)
-    .map(([name, spec]) => `${describe(`${spec.description} ${kinds[spec.kind].accepts}`)} ${name}: ${kinds[spec.kind].graphql}${spec.presence === 'required' ? '!' : ''}`)
+    .map(
+      ([name, spec]) =>
+        `${describe(`${spec.description} ${kinds[spec.kind].accepts}`)} ${name}: ${kinds[spec.kind].graphql}${spec.presence === 'required' ? '!' : ''}`,
+    )
     .join('\n    ');
 }
 

@@ -20,7 +20,10 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export function requestSchema(table: FieldTable): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const [name, spec] of Object.entries(table)) {
-    properties[name] = { description: `${spec.description} ${kinds[spec.kind].accepts}`, ...kinds[spec.kind].schema(spec.presence !== 'required') };
+    properties[name] = {
+      description: `${spec.description} ${kinds[spec.kind].accepts}`,
+      ...kinds[spec.kind].schema(spec.presence !== 'required'),
+    };
   }
   const required = Object.entries(table)
     .filter(([, spec]) => spec.presence === 'required')
@@ -42,12 +45,33 @@ const operations: Record<OperationKey, { operationId: string; request: string; a
     operationId: 'authorization',
     request: 'AuthorizationRequest',
     answer: 'AuthorizationAnswer',
-    summary: 'Whether a call may start now, how long it may last and which carriers to try; with a transaction_tag, reserves a concurrency slot',
+    summary:
+      'Whether a call may start now, how long it may last and which carriers to try; with a transaction_tag, reserves a concurrency slot',
   },
-  begin: { operationId: 'beginTransaction', request: 'BeginTransactionRequest', answer: 'TransactionAnswer', summary: 'A call starts: it runs against the concurrency limit and the prepaid balance' },
-  end: { operationId: 'endTransaction', request: 'EndTransactionRequest', answer: 'TransactionAnswer', summary: 'A running call ends; it is then rated, recorded and charged' },
-  record: { operationId: 'recordTransaction', request: 'RecordTransactionRequest', answer: 'TransactionAnswer', summary: 'A finished call is rated, recorded and charged in one request' },
-  rollback: { operationId: 'rollbackTransaction', request: 'RollbackTransactionRequest', answer: 'TransactionAnswer', summary: 'A call is removed: a running one without charge, a recorded one refunded' },
+  begin: {
+    operationId: 'beginTransaction',
+    request: 'BeginTransactionRequest',
+    answer: 'TransactionAnswer',
+    summary: 'A call starts: it runs against the concurrency limit and the prepaid balance',
+  },
+  end: {
+    operationId: 'endTransaction',
+    request: 'EndTransactionRequest',
+    answer: 'TransactionAnswer',
+    summary: 'A running call ends; it is then rated, recorded and charged',
+  },
+  record: {
+    operationId: 'recordTransaction',
+    request: 'RecordTransactionRequest',
+    answer: 'TransactionAnswer',
+    summary: 'A finished call is rated, recorded and charged in one request',
+  },
+  rollback: {
+    operationId: 'rollbackTransaction',
+    request: 'RollbackTransactionRequest',
+    answer: 'TransactionAnswer',
+    summary: 'A call is removed: a running one without charge, a recorded one refunded',
+  },
 };
 
 const jsonBody = (schema: JsonSchema) => ({ content: { 'application/json': { schema } } });
@@ -75,7 +99,13 @@ const requestError: JsonSchema = {
       },
     },
   },
-  example: { error: { code: 'BAD_USER_INPUT', message: 'timestamp_begin: must be a datetime like 2026-01-31T12:00:00Z or epoch seconds like 1763912345.123456', field: 'timestamp_begin' } },
+  example: {
+    error: {
+      code: 'BAD_USER_INPUT',
+      message: 'timestamp_begin: must be a datetime like 2026-01-31T12:00:00Z or epoch seconds like 1763912345.123456',
+      field: 'timestamp_begin',
+    },
+  },
 };
 
 /** Authentication, scopes and the rate limit answer in the GraphQL error shape on every route (src/shared/http/error-reply.ts). */
@@ -110,7 +140,10 @@ export function openapiDocument(options: { recordBatchMax: number }): JsonSchema
         operationId,
         summary,
         requestBody: { required: true, ...jsonBody(ref(request)) },
-        responses: { '200': { description: 'The answer; a business refusal is a 200 with its reason', ...jsonBody(ref(answer)) }, ...errorResponses },
+        responses: {
+          '200': { description: 'The answer; a business refusal is a 200 with its reason', ...jsonBody(ref(answer)) },
+          ...errorResponses,
+        },
       },
     };
   }
@@ -119,7 +152,10 @@ export function openapiDocument(options: { recordBatchMax: number }): JsonSchema
       operationId: 'recordTransactions',
       summary: `Up to ${options.recordBatchMax} finished calls in one request (RECORD_BATCH_MAX), each answered on its own: a bad item is that item's BAD_USER_INPUT`,
       requestBody: { required: true, ...jsonBody(ref('RecordTransactionsRequest')) },
-      responses: { '200': { description: "Each item's answer, in request order", ...jsonBody(ref('RecordTransactionsAnswer')) }, ...errorResponses },
+      responses: {
+        '200': { description: "Each item's answer, in request order", ...jsonBody(ref('RecordTransactionsAnswer')) },
+        ...errorResponses,
+      },
     },
   };
   const schemas: Record<string, JsonSchema> = {
@@ -154,11 +190,18 @@ export function openapiDocument(options: { recordBatchMax: number }): JsonSchema
     paths,
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token with the agent scope. Not needed when the service runs without tokens (development).' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A token with the agent scope. Not needed when the service runs without tokens (development).',
+        },
       },
       schemas,
       responses: {
-        BadUserInput: errorBody('Bad input: a missing or invalid field (named), or a body that is not a JSON object. Nothing was done.', 'RequestError'),
+        BadUserInput: errorBody(
+          'Bad input: a missing or invalid field (named), or a body that is not a JSON object. Nothing was done.',
+          'RequestError',
+        ),
         Unauthenticated: errorBody('No bearer token, or an invalid or revoked one', 'AccessError'),
         Forbidden: errorBody('The token lacks the agent scope', 'AccessError'),
         RateLimited: errorBody('Over the per-token rate limit; Retry-After says when to retry', 'AccessError'),

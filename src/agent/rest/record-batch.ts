@@ -24,7 +24,8 @@ export const recordBatchRest: FastifyPluginAsync<{ ctx: AppContext }> = async (a
   app.post(RECORD_BATCH_PATH, async (request) => {
     const body = request.body as unknown;
     const items = Array.isArray(body) ? body : (body as { transactions?: unknown } | null)?.transactions;
-    if (!Array.isArray(items)) throw new ServiceError('BAD_USER_INPUT', 'transactions: the body must be { "transactions": [...] }', { field: 'transactions' });
+    if (!Array.isArray(items))
+      throw new ServiceError('BAD_USER_INPUT', 'transactions: the body must be { "transactions": [...] }', { field: 'transactions' });
     return { results: await (await recordBatchService(ctx)).record(items) };
   });
 };

@@ -109,7 +109,9 @@ export const importsRoutes: FastifyPluginAsync<ImportsOptions> = async (app, { c
   };
 
   app.addHook('onClose', async () => {
-    await Promise.all([...runs].map((run) => run.stop('interrupted: the API process stopped; upload the same file again to resume the import')));
+    await Promise.all(
+      [...runs].map((run) => run.stop('interrupted: the API process stopped; upload the same file again to resume the import')),
+    );
     if (events) await (await events.catch(() => null))?.close().catch(() => undefined);
   });
 
@@ -120,7 +122,8 @@ export const importsRoutes: FastifyPluginAsync<ImportsOptions> = async (app, { c
     failure: {
       log: 'import upload failed',
       answer: 'internal error: nothing is charged twice; uploading the file again registers or resumes the import',
-      unavailable: 'a store is unreachable: the import may not be registered or may have stopped; upload the file again once the service is ready (GET /ready) to register or resume it; nothing is charged twice',
+      unavailable:
+        'a store is unreachable: the import may not be registered or may have stopped; upload the file again once the service is ready (GET /ready) to register or resume it; nothing is charged twice',
     },
   });
 
@@ -142,7 +145,15 @@ export const importsRoutes: FastifyPluginAsync<ImportsOptions> = async (app, { c
         await discard();
         return reply.code(202).send({ import_id: spooled.importId } satisfies ImportAnswer);
       }
-      run = new UploadRun({ db: ctx.mongo.db, queue: ctx.queues.imports, events: queueEventsReady, importId: spooled.importId, format: params.format, file: spooled.file, claim });
+      run = new UploadRun({
+        db: ctx.mongo.db,
+        queue: ctx.queues.imports,
+        events: queueEventsReady,
+        importId: spooled.importId,
+        format: params.format,
+        file: spooled.file,
+        claim,
+      });
     } catch (err) {
       await discard();
       throw err;

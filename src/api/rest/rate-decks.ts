@@ -59,7 +59,8 @@ export const rateDecksRoutes: FastifyPluginAsync<RateDecksOptions> = async (app,
     failure: {
       log: 'rate deck failed',
       answer: 'internal error: the deck may be partly applied; sending it again finishes it',
-      unavailable: 'the rate store is unreachable: the deck may be partly applied; send it again once the service is ready (GET /ready) to finish it',
+      unavailable:
+        'the rate store is unreachable: the deck may be partly applied; send it again once the service is ready (GET /ready) to finish it',
     },
   });
 

@@ -202,7 +202,11 @@ export class AccountStore {
     return this.setBalance(updated.account_tag, balance, 'updateAccount');
   }
 
-  private async updateFields(current: AccountDoc, linked: LinkedAccountsRef | undefined, fields: Partial<Omit<AccountFields, '_id'>>): Promise<AccountDoc> {
+  private async updateFields(
+    current: AccountDoc,
+    linked: LinkedAccountsRef | undefined,
+    fields: Partial<Omit<AccountFields, '_id'>>,
+  ): Promise<AccountDoc> {
     if (Object.keys(fields).length === 0 && !linked) return current;
     const renamed = fields.account_tag !== undefined && fields.account_tag !== current.account_tag;
     const filter: Filter<AccountDoc> = { _id: current._id, account_tag: current.account_tag };
@@ -216,11 +220,9 @@ export class AccountStore {
     const set: Partial<AccountDoc> = { ...fields, ...(links ? { linked_accounts: links } : {}) };
     let updated: AccountDoc | null;
     try {
-      updated = await this.collections.accounts.findOneAndUpdate(
-        filter,
-        { $set: set, $inc: { rev: 1 } } as UpdateFilter<AccountDoc>,
-        { returnDocument: 'after' },
-      );
+      updated = await this.collections.accounts.findOneAndUpdate(filter, { $set: set, $inc: { rev: 1 } } as UpdateFilter<AccountDoc>, {
+        returnDocument: 'after',
+      });
     } catch (err) {
       rethrowDuplicate(err, 'account');
     }
@@ -254,7 +256,14 @@ export class AccountStore {
    * otherwise refuse or wrap.
    */
   async incrementBalance(accountTag: string, amount: bigint, reason = 'incrementAccountBalance'): Promise<AccountDoc> {
-    const op = { op: opIds.adjust(randomUUID()), account_tag: accountTag, amount, kind: 'adjust' as const, transaction_tag: null, ref: reason };
+    const op = {
+      op: opIds.adjust(randomUUID()),
+      account_tag: accountTag,
+      amount,
+      kind: 'adjust' as const,
+      transaction_tag: null,
+      ref: reason,
+    };
     return this.adjust(accountTag, () => op, roomFor(amount), 'amount');
   }
 
@@ -271,7 +280,14 @@ export class AccountStore {
     // Checked before the claim, so that an amount refused for the range does not use the key up.
     const inRange = await exists(this.collections.accounts, { account_tag: accountTag, ...roomFor(amount) });
     await this.claimKey(key, adjustment, inRange);
-    await this.applyKeyed({ op: opIds.adjust(`key:${key}`), account_tag: accountTag, amount, kind: 'adjust', transaction_tag: null, ref: reason });
+    await this.applyKeyed({
+      op: opIds.adjust(`key:${key}`),
+      account_tag: accountTag,
+      amount,
+      kind: 'adjust',
+      transaction_tag: null,
+      ref: reason,
+    });
     const after = await this.collections.accounts.findOne({ account_tag: accountTag });
     if (!after) throw notFound('account');
     return after;
@@ -286,7 +302,13 @@ export class AccountStore {
     }
     if (!inRange) throw badInput('amount', 'would take the balance outside the 64-bit integer range');
     try {
-      await this.adjustmentKeys.insertOne({ _id: key, account_tag: adjustment.account_tag, amount: adjustment.amount, reason: adjustment.reason, at: new Date() });
+      await this.adjustmentKeys.insertOne({
+        _id: key,
+        account_tag: adjustment.account_tag,
+        amount: adjustment.amount,
+        reason: adjustment.reason,
+        at: new Date(),
+      });
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
       // Claimed by a concurrent call in between: fine only if it is the same adjustment.
@@ -303,7 +325,10 @@ export class AccountStore {
    */
   private async applyKeyed(op: LedgerOp): Promise<void> {
     for (let attempt = 0; attempt < 200; attempt++) {
-      const state = await this.collections.accounts.findOne({ account_tag: op.account_tag }, { projection: { _id: 0, ledger_rev: 1, ledger_pending: 1 } });
+      const state = await this.collections.accounts.findOne(
+        { account_tag: op.account_tag },
+        { projection: { _id: 0, ledger_rev: 1, ledger_pending: 1 } },
+      );
       if (!state) throw notFound('account');
       const marker = state.ledger_pending?.find((m) => m.op === op.op);
       if (marker) return settle(this.collections, op.account_tag, marker);
@@ -320,7 +345,14 @@ export class AccountStore {
   /** Sets the balance to `target` through the ledger: an adjustment by the difference from the balance read. */
   private async setBalance(accountTag: string, target: bigint, reason: string): Promise<AccountDoc> {
     const id = opIds.adjust(randomUUID());
-    return this.adjust(accountTag, (balance) => ({ op: id, account_tag: accountTag, amount: target - balance, kind: 'adjust' as const, transaction_tag: null, ref: reason }));
+    return this.adjust(accountTag, (balance) => ({
+      op: id,
+      account_tag: accountTag,
+      amount: target - balance,
+      kind: 'adjust' as const,
+      transaction_tag: null,
+      ref: reason,
+    }));
   }
 
   /**

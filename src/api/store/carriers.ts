@@ -34,7 +34,12 @@ export function carrierQuery(filter: CarrierFilter): Filter<CarrierDoc> {
 export type CarrierStore = TaggedStore<CarrierDoc, CarrierFilter>;
 
 /** Carriers; renaming or deleting one that rates or accounts still name is refused. */
-export function carrierStore(collections: Collections, references: References, ratingData: ChangeAnnouncer, reads: ReadLimits): CarrierStore {
+export function carrierStore(
+  collections: Collections,
+  references: References,
+  ratingData: ChangeAnnouncer,
+  reads: ReadLimits,
+): CarrierStore {
   return new TaggedStore({
     collection: collections.carriers,
     what: 'carrier',

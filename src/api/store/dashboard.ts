@@ -192,7 +192,11 @@ export class DashboardStore {
       ],
     };
     const [list, count] = await Promise.all([
-      accounts.find(filter, { maxTimeMS: this.reads.maxTimeMS }).sort({ balance: 1, account_tag: 1 }).limit(BELOW_THRESHOLD_LIMIT).toArray(),
+      accounts
+        .find(filter, { maxTimeMS: this.reads.maxTimeMS })
+        .sort({ balance: 1, account_tag: 1 })
+        .limit(BELOW_THRESHOLD_LIMIT)
+        .toArray(),
       accounts.countDocuments(filter, { maxTimeMS: this.reads.maxTimeMS }),
     ]);
     return { accounts: list, count };

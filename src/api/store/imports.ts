@@ -44,6 +44,10 @@ export class ImportStore {
 
   /** The first `limit` rejected lines kept for the import, in line order (an `_id` range). */
   rejects(importId: string, limit: number): Promise<ImportRejectDoc[]> {
-    return importRejectsOf(this.db).find(rejectsOfImport(importId), { maxTimeMS: this.reads.maxTimeMS }).sort({ _id: 1 }).limit(limit).toArray();
+    return importRejectsOf(this.db)
+      .find(rejectsOfImport(importId), { maxTimeMS: this.reads.maxTimeMS })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
   }
 }

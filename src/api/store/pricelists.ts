@@ -30,7 +30,12 @@ export function pricelistQuery(filter: PricelistFilter): Filter<PricelistDoc> {
 export type PricelistStore = TaggedStore<PricelistDoc, PricelistFilter>;
 
 /** Pricelists; renaming or deleting one that rates or accounts still name is refused. */
-export function pricelistStore(collections: Collections, references: References, ratingData: ChangeAnnouncer, reads: ReadLimits): PricelistStore {
+export function pricelistStore(
+  collections: Collections,
+  references: References,
+  ratingData: ChangeAnnouncer,
+  reads: ReadLimits,
+): PricelistStore {
   return new TaggedStore({
     collection: collections.pricelists,
     what: 'pricelist',

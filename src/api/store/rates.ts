@@ -161,7 +161,9 @@ export class RateStore {
     try {
       // The earlier versions are the ones checked against (a deck may add some meanwhile): see src/shared/rate-decks.
       const filter: Filter<PricelistRateDoc> =
-        'datetime_start' in changes ? { _id: current._id, [`previous_versions.${current.previous_versions?.length ?? 0}`]: { $exists: false } } : { _id: current._id };
+        'datetime_start' in changes
+          ? { _id: current._id, [`previous_versions.${current.previous_versions?.length ?? 0}`]: { $exists: false } }
+          : { _id: current._id };
       updated = await this.collections.rates.findOneAndUpdate(filter, { $set: changes }, { returnDocument: 'after' });
     } catch (err) {
       rethrowDuplicate(err, 'pricelist rate');

@@ -48,7 +48,10 @@ export class References {
     }
     const byAccounts: Filter<AccountDoc> = { $or: [{ carrier_tags: carrierTag }, { carrier_tags_override: carrierTag }] };
     if (await exists(accounts, byAccounts)) {
-      throw invalidReference(field, `cannot ${change} carrier "${carrierTag}": accounts still list it in carrier_tags or carrier_tags_override`);
+      throw invalidReference(
+        field,
+        `cannot ${change} carrier "${carrierTag}": accounts still list it in carrier_tags or carrier_tags_override`,
+      );
     }
   }
 

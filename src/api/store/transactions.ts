@@ -112,7 +112,8 @@ export class TransactionStore {
     if (patch.account_tag !== undefined && patch.account_tag !== current.account_tag) {
       await this.references.requireAccounts('account_tag', [patch.account_tag]);
       // An own record moved to another account stays that account's own call.
-      if ((current.origin_account_tag ?? current.account_tag) === current.account_tag) patch = { ...patch, origin_account_tag: patch.account_tag };
+      if ((current.origin_account_tag ?? current.account_tag) === current.account_tag)
+        patch = { ...patch, origin_account_tag: patch.account_tag };
     }
     let updated: TransactionDoc | null;
     try {

@@ -1,2 +1,10 @@
 /** Moved to src/shared/imports/line.ts (uploads through the management API validate lines the same way). */
-export { csvLine, headerProblems, jsonLine, splitTags, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, type LineOutcome } from '../../shared/imports/line';
+export {
+  csvLine,
+  headerProblems,
+  jsonLine,
+  splitTags,
+  OPTIONAL_COLUMNS,
+  REQUIRED_COLUMNS,
+  type LineOutcome,
+} from '../../shared/imports/line';

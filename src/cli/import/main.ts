@@ -29,7 +29,6 @@ Talks to the service's servers: MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (
 as the service uses, else those of a running \`npm start\` with the same DATA_DIR. Workers must be running.
 Exit status: 0 every line recorded (or already recorded), 1 some lines rejected, 2 the import failed.`;
 
-
 interface Options {
   file: string;
   format: Format;
@@ -115,7 +114,9 @@ export async function runImport(argv: string[]): Promise<number> {
     const requested = options.batchSize ?? 1000;
     const record = await openImport(ctx.mongo.db, { _id: importId, batch_size: requested, source: stdin ? 'stdin' : options.file });
     if (options.batchSize !== undefined && record.batch_size !== options.batchSize) {
-      console.error(`import ${importId} was started with --batch-size ${record.batch_size}; a rerun must cut the same batches (use that size, or another --import-id)`);
+      console.error(
+        `import ${importId} was started with --batch-size ${record.batch_size}; a rerun must cut the same batches (use that size, or another --import-id)`,
+      );
       return 2;
     }
     const batchSize = record.batch_size;
@@ -130,11 +131,11 @@ export async function runImport(argv: string[]): Promise<number> {
       }
       for (const l of lines) pendingRaw.delete(l.line);
     });
-    progress = new Progress(
-      () => ({ read: totals.lines, done: totals.done, rejected: totals.rejected, bytes }),
-      totalBytes,
-      { tty: Boolean(process.stderr.isTTY), intervalMs: 5000, enabled: options.progress },
-    );
+    progress = new Progress(() => ({ read: totals.lines, done: totals.done, rejected: totals.rejected, bytes }), totalBytes, {
+      tty: Boolean(process.stderr.isTTY),
+      intervalMs: 5000,
+      enabled: options.progress,
+    });
 
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {

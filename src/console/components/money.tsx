@@ -23,7 +23,12 @@ export const toNumber = (value: unknown): number => {
 };
 
 const get = (record: object, path: string): unknown =>
-  path.split('.').reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined), record);
+  path
+    .split('.')
+    .reduce<unknown>(
+      (value, key) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined),
+      record,
+    );
 
 /** A BigInt field in minor units; `inherit` takes the surrounding typography (large figures). */
 export function MinorUnitsField({ source, testId, inherit, ...rest }: FieldProps & { source: string; testId?: string; inherit?: boolean }) {
@@ -31,7 +36,13 @@ export function MinorUnitsField({ source, testId, inherit, ...rest }: FieldProps
   const value: unknown = record ? get(record, source) : undefined;
   const negative = typeof value === 'string' ? value.startsWith('-') : toNumber(value) < 0;
   return (
-    <Typography component="span" variant={inherit ? 'inherit' : 'body2'} data-testid={testId} sx={{ color: negative ? 'error.main' : undefined, fontVariantNumeric: 'tabular-nums' }} className={rest.className}>
+    <Typography
+      component="span"
+      variant={inherit ? 'inherit' : 'body2'}
+      data-testid={testId}
+      sx={{ color: negative ? 'error.main' : undefined, fontVariantNumeric: 'tabular-nums' }}
+      className={rest.className}
+    >
       {formatMinorUnits(value)}
     </Typography>
   );
@@ -39,7 +50,9 @@ export function MinorUnitsField({ source, testId, inherit, ...rest }: FieldProps
 
 /** Validator for BigInt text inputs: an optional sign and digits. */
 export const integerText = (value: unknown) =>
-  value === null || value === undefined || value === '' || /^-?\d+$/.test(String(value).trim()) ? undefined : 'Must be a whole number of minor units';
+  value === null || value === undefined || value === '' || /^-?\d+$/.test(String(value).trim())
+    ? undefined
+    : 'Must be a whole number of minor units';
 
 /** parse for BigInt text inputs: trimmed text (the API accepts decimal strings), '' as null. */
 export const parseIntegerText = (value: string) => (value.trim() === '' ? null : value.trim());

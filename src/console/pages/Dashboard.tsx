@@ -52,12 +52,32 @@ export interface DashboardData {
 const DASHBOARD_QUERY = /* GraphQL */ `
   query Dashboard {
     dashboard {
-      calls_per_minute { start calls revenue }
-      revenue_per_hour { start calls revenue }
+      calls_per_minute {
+        start
+        calls
+        revenue
+      }
+      revenue_per_hour {
+        start
+        calls
+        revenue
+      }
       running_calls
-      accounts_below_threshold { id account_tag name balance balance_alert_threshold }
+      accounts_below_threshold {
+        id
+        account_tag
+        name
+        balance
+        balance_alert_threshold
+      }
       accounts_below_threshold_count
-      queues { name waiting active delayed failed }
+      queues {
+        name
+        waiting
+        active
+        delayed
+        failed
+      }
       workers
       generated_at
     }
@@ -129,7 +149,9 @@ function LowBalances({ accounts, total }: { accounts: LowAccount[]; total: numbe
                   <TableCell align="right" sx={{ color: toNumber(a.balance) < 0 ? 'error.main' : undefined }}>
                     {formatMinorUnits(a.balance)}
                   </TableCell>
-                  <TableCell align="right">{a.balance_alert_threshold === null ? 'default' : formatMinorUnits(a.balance_alert_threshold)}</TableCell>
+                  <TableCell align="right">
+                    {a.balance_alert_threshold === null ? 'default' : formatMinorUnits(a.balance_alert_threshold)}
+                  </TableCell>
                 </TableRow>
               ))
             )}
@@ -150,7 +172,11 @@ function LowBalances({ accounts, total }: { accounts: LowAccount[]; total: numbe
 function Queues({ queues, workers }: { queues: QueueDepth[]; workers: number }) {
   return (
     <Card>
-      <CardHeader title="Queues" slotProps={{ title: { variant: 'subtitle1', component: 'h2' } }} subheader={`${workers} worker${workers === 1 ? '' : 's'} connected`} />
+      <CardHeader
+        title="Queues"
+        slotProps={{ title: { variant: 'subtitle1', component: 'h2' } }}
+        subheader={`${workers} worker${workers === 1 ? '' : 's'} connected`}
+      />
       <TableContainer>
         <Table size="small" aria-label="Queue depths">
           <TableHead>

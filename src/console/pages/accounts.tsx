@@ -153,7 +153,7 @@ function AdjustBalanceButton() {
   const idempotencyKey = useMemo(() => newIdempotencyKey(), [amount, reason, keySeed]);
 
   if (!record) return null;
-  const amountError = amount.trim() === '' ? null : integerText(amount) ?? (BigInt(amount.trim()) === 0n ? 'Must not be zero' : null);
+  const amountError = amount.trim() === '' ? null : (integerText(amount) ?? (BigInt(amount.trim()) === 0n ? 'Must not be zero' : null));
   const canSubmit = !busy && amount.trim() !== '' && amountError === null && reason.trim() !== '';
 
   const close = () => {
@@ -198,7 +198,8 @@ function AdjustBalanceButton() {
           <DialogTitle id="adjust-balance-title">Adjust the balance of {record.account_tag}</DialogTitle>
           <DialogContent>
             <DialogContentText variant="body2">
-              Current balance: {formatMinorUnits(record.balance)} minor units. A positive amount credits the account, a negative one debits it.
+              Current balance: {formatMinorUnits(record.balance)} minor units. A positive amount credits the account, a negative one debits
+              it.
             </DialogContentText>
             <MuiTextField
               id="adjust-amount"
@@ -280,7 +281,11 @@ function BalanceCard() {
           </Labeled>
           <Labeled label="Alert threshold (minor units)">
             <FunctionField<AccountRecord>
-              render={(r) => (r.balance_alert_threshold === null || r.balance_alert_threshold === undefined ? 'service default' : formatMinorUnits(r.balance_alert_threshold))}
+              render={(r) =>
+                r.balance_alert_threshold === null || r.balance_alert_threshold === undefined
+                  ? 'service default'
+                  : formatMinorUnits(r.balance_alert_threshold)
+              }
             />
           </Labeled>
         </Box>
@@ -337,7 +342,15 @@ function RunningCalls() {
         slotProps={{ title: { variant: 'subtitle1', component: 'h2' } }}
       />
       <ArrayField source="running_transactions">
-        <Datagrid bulkActionButtons={false} rowClick={false} empty={<Typography sx={{ px: 2, pb: 2 }} color="text.secondary">No call in progress.</Typography>}>
+        <Datagrid
+          bulkActionButtons={false}
+          rowClick={false}
+          empty={
+            <Typography sx={{ px: 2, pb: 2 }} color="text.secondary">
+              No call in progress.
+            </Typography>
+          }
+        >
           <TextField source="transaction_tag" label="Transaction" />
           <TextField source="source" label="Source" />
           <TextField source="destination" label="Destination" />
@@ -368,8 +381,22 @@ function RecentTransactions() {
           </Button>
         }
       />
-      <ReferenceManyField reference="Transaction" target="account_tag" source="account_tag" sort={{ field: 'timestamp_begin', order: 'DESC' }} perPage={10}>
-        <Datagrid rowClick="show" bulkActionButtons={false} empty={<Typography sx={{ px: 2, pb: 2 }} color="text.secondary">No transactions yet.</Typography>}>
+      <ReferenceManyField
+        reference="Transaction"
+        target="account_tag"
+        source="account_tag"
+        sort={{ field: 'timestamp_begin', order: 'DESC' }}
+        perPage={10}
+      >
+        <Datagrid
+          rowClick="show"
+          bulkActionButtons={false}
+          empty={
+            <Typography sx={{ px: 2, pb: 2 }} color="text.secondary">
+              No transactions yet.
+            </Typography>
+          }
+        >
           <UtcField source="timestamp_begin" label="Began" sortable={false} />
           <TextField source="transaction_tag" label="Transaction" sortable={false} />
           <TextField source="source" label="Source" sortable={false} />
@@ -417,7 +444,13 @@ function AccountInputs({ creating }: { creating: boolean }) {
       <TextInput source="name" label="Name" />
       <SelectInput source="type" label="Type" choices={TYPES} validate={required()} />
       {creating ? (
-        <TextInput source="balance" label="Opening balance (minor units)" validate={integerText} parse={parseIntegerText} helperText="Whole minor units" />
+        <TextInput
+          source="balance"
+          label="Opening balance (minor units)"
+          validate={integerText}
+          parse={parseIntegerText}
+          helperText="Whole minor units"
+        />
       ) : (
         <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
           The balance changes with &quot;Top up / adjust&quot; on the account page, so every change is in the ledger.
@@ -452,7 +485,9 @@ function AccountInputs({ creating }: { creating: boolean }) {
 
 /** Create sends only what was filled in; the API applies its defaults to the rest. */
 const withoutEmpty = (data: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(data).filter(([, v]) => v !== null && v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0)));
+  Object.fromEntries(
+    Object.entries(data).filter(([, v]) => v !== null && v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0)),
+  );
 
 function ReadOnlyNotice(): ReactElement {
   return <Alert severity="info">This token is read-only: it cannot change accounts.</Alert>;

@@ -50,7 +50,13 @@ function CarrierList(): ReactElement {
   const canWrite = useCanWrite();
   return (
     // No "Create" invitation on an empty list for read-only tokens.
-    <List empty={canWrite ? undefined : false} filters={carrierFilters} actions={<ListActions />} sort={{ field: 'carrier_tag', order: 'ASC' }} perPage={25}>
+    <List
+      empty={canWrite ? undefined : false}
+      filters={carrierFilters}
+      actions={<ListActions />}
+      sort={{ field: 'carrier_tag', order: 'ASC' }}
+      perPage={25}
+    >
       <DataTable rowClick="show" bulkActionButtons={false}>
         <DataTable.Col source="carrier_tag" label="Carrier tag">
           <TextField source="carrier_tag" data-testid="carrier-tag" />

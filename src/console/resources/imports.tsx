@@ -120,9 +120,7 @@ function ImportListActions(): ReactElement {
   return (
     <TopToolbar>
       <FilterButton />
-      {canWrite ? (
-        <CreateButton label="Upload CDR file" icon={<UploadFileIcon />} />
-      ) : null}
+      {canWrite ? <CreateButton label="Upload CDR file" icon={<UploadFileIcon />} /> : null}
     </TopToolbar>
   );
 }
@@ -136,7 +134,24 @@ function ImportList(): ReactElement {
       sort={{ field: 'created_at', order: 'DESC' }}
       perPage={25}
       // The list does not need each import's rejected lines.
-      queryOptions={{ meta: { sparseFields: ['id', 'name', 'state', 'lines', 'done', 'accepted', 'recorded', 'rejected', 'created_at', 'started_at', 'finished_at', 'error'] } }}
+      queryOptions={{
+        meta: {
+          sparseFields: [
+            'id',
+            'name',
+            'state',
+            'lines',
+            'done',
+            'accepted',
+            'recorded',
+            'rejected',
+            'created_at',
+            'started_at',
+            'finished_at',
+            'error',
+          ],
+        },
+      }}
       aside={<CliHelp />}
     >
       <PollWhileRunning />
@@ -331,8 +346,8 @@ function ImportUpload(): ReactElement {
             <Stack spacing={2} sx={{ maxWidth: 520 }}>
               <Typography variant="body2" color="text.secondary">
                 CSV with a header row, or JSON lines (one call per line): transaction_tag, account_tag, source, destination,
-                timestamp_begin, timestamp_end and optional fields, as docs/IMPORTS.md describes. Calls are rated and charged
-                as recordTransaction would; the same file uploaded again is the same import.
+                timestamp_begin, timestamp_end and optional fields, as docs/IMPORTS.md describes. Calls are rated and charged as
+                recordTransaction would; the same file uploaded again is the same import.
               </Typography>
               <Box>
                 <Typography component="label" htmlFor="import-file" variant="body2" sx={{ display: 'block', mb: 0.5 }}>
@@ -357,7 +372,13 @@ function ImportUpload(): ReactElement {
                 <option value="csv">CSV</option>
                 <option value="jsonl">JSON lines</option>
               </MuiTextField>
-              <MuiTextField id="import-name" label="Name" value={name} onChange={(e) => setName(e.target.value)} helperText="Shown in the list of imports" />
+              <MuiTextField
+                id="import-name"
+                label="Name"
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                helperText="Shown in the list of imports"
+              />
               <Box>
                 <MuiButton type="submit" variant="contained" startIcon={<UploadFileIcon />} disabled={!file || busy}>
                   {busy ? 'Uploading…' : 'Upload file'}

@@ -40,7 +40,13 @@ function PricelistList(): ReactElement {
   const canWrite = useCanWrite();
   return (
     // No "Create" invitation on an empty list for read-only tokens.
-    <List empty={canWrite ? undefined : false} filters={pricelistFilters} actions={<ListActions />} sort={{ field: 'pricelist_tag', order: 'ASC' }} perPage={25}>
+    <List
+      empty={canWrite ? undefined : false}
+      filters={pricelistFilters}
+      actions={<ListActions />}
+      sort={{ field: 'pricelist_tag', order: 'ASC' }}
+      perPage={25}
+    >
       <DataTable rowClick="show" bulkActionButtons={false}>
         <DataTable.Col source="pricelist_tag" label="Pricelist tag">
           <TextField source="pricelist_tag" data-testid="pricelist-tag" />
@@ -116,7 +122,13 @@ function PricelistForm(): ReactElement {
     <SimpleForm>
       <TextInput source="pricelist_tag" label="Pricelist tag" validate={required()} />
       <TextInput source="name" label="Name" />
-      <SelectInput source="currency" label="Currency" choices={CURRENCIES} validate={required()} helperText="Rates are in minor units of this currency" />
+      <SelectInput
+        source="currency"
+        label="Currency"
+        choices={CURRENCIES}
+        validate={required()}
+        helperText="Rates are in minor units of this currency"
+      />
     </SimpleForm>
   );
 }

@@ -48,8 +48,15 @@ interface Choices {
 
 const CHOICES_QUERY = /* GraphQL */ `
   query RateDeckChoices {
-    allPricelists(perPage: 1000, sortField: "pricelist_tag", sortOrder: "ASC") { pricelist_tag name currency }
-    allCarriers(perPage: 1000, sortField: "carrier_tag", sortOrder: "ASC") { carrier_tag active }
+    allPricelists(perPage: 1000, sortField: "pricelist_tag", sortOrder: "ASC") {
+      pricelist_tag
+      name
+      currency
+    }
+    allCarriers(perPage: 1000, sortField: "carrier_tag", sortOrder: "ASC") {
+      carrier_tag
+      active
+    }
   }
 `;
 
@@ -113,7 +120,12 @@ function RateDeckForm(): ReactElement {
     setBusy(true);
     setError(null);
     setResult(null);
-    const query = new URLSearchParams({ pricelist_tag: pricelistTag, carrier_tag: carrierTag, effective: effectiveIso, dry_run: String(dryRun) });
+    const query = new URLSearchParams({
+      pricelist_tag: pricelistTag,
+      carrier_tag: carrierTag,
+      effective: effectiveIso,
+      dry_run: String(dryRun),
+    });
     try {
       const response = await apiFetch(`/v1/rate-decks?${query.toString()}`, {
         method: 'POST',
@@ -124,7 +136,9 @@ function RateDeckForm(): ReactElement {
       const body: unknown = await response.json();
       if (!isDeckResult(body)) throw new Error('Unexpected answer from the rate deck endpoint');
       setResult(body);
-      notify(body.dry_run ? 'Dry run done: nothing was changed' : 'Rate deck imported', { type: body.rejected_count > 0 ? 'warning' : 'success' });
+      notify(body.dry_run ? 'Dry run done: nothing was changed' : 'Rate deck imported', {
+        type: body.rejected_count > 0 ? 'warning' : 'success',
+      });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       setError(message);

@@ -38,7 +38,13 @@ function RateList(): ReactElement {
   const canWrite = useCanWrite();
   return (
     // No "Create" invitation on an empty list for read-only tokens.
-    <List empty={canWrite ? undefined : false} filters={rateFilters} actions={<ListActions />} sort={{ field: 'prefix', order: 'ASC' }} perPage={25}>
+    <List
+      empty={canWrite ? undefined : false}
+      filters={rateFilters}
+      actions={<ListActions />}
+      sort={{ field: 'prefix', order: 'ASC' }}
+      perPage={25}
+    >
       <DataTable rowClick="show" bulkActionButtons={false}>
         <DataTable.Col source="prefix" label="Prefix">
           <TextField source="prefix" data-testid="rate-prefix" emptyText="(any)" />
@@ -151,11 +157,31 @@ function RateForm(): ReactElement {
     <SimpleForm>
       <TagInput source="pricelist_tag" reference="Pricelist" tagField="pricelist_tag" label="Pricelist" validate={required()} />
       <TagInput source="carrier_tag" reference="Carrier" tagField="carrier_tag" label="Carrier" validate={required()} />
-      <TextInput source="prefix" label="Prefix" parse={keepEmpty} helperText="Destination prefix (digits); the longest match wins; empty matches every destination" />
+      <TextInput
+        source="prefix"
+        label="Prefix"
+        parse={keepEmpty}
+        helperText="Destination prefix (digits); the longest match wins; empty matches every destination"
+      />
       <NumberInput source="rate" label="Rate" helperText="Minor units per minute" validate={[required(), minValue(0)]} />
-      <NumberInput source="connect_fee" label="Connect fee" helperText="Minor units, charged once when the call connects" validate={minValue(0)} />
-      <NumberInput source="rate_increment" label="Billing increment (s)" helperText="Billing step in seconds (0 means 1)" validate={minValue(0)} />
-      <NumberInput source="interval_start" label="Interval start (s)" helperText="Second from which the rate applies" validate={minValue(0)} />
+      <NumberInput
+        source="connect_fee"
+        label="Connect fee"
+        helperText="Minor units, charged once when the call connects"
+        validate={minValue(0)}
+      />
+      <NumberInput
+        source="rate_increment"
+        label="Billing increment (s)"
+        helperText="Billing step in seconds (0 means 1)"
+        validate={minValue(0)}
+      />
+      <NumberInput
+        source="interval_start"
+        label="Interval start (s)"
+        helperText="Second from which the rate applies"
+        validate={minValue(0)}
+      />
       <UtcDateTimeInput source="datetime_start" label="Valid from" helperText="Empty: no start bound" />
       <UtcDateTimeInput source="datetime_end" label="Valid until" helperText="Exclusive; empty: valid indefinitely" />
       <TextInput source="description" label="Description" multiline />

@@ -115,7 +115,11 @@ function TransactionShow(): ReactElement {
           <Tags />
         </WrapperField>
         <Labeled label="Rated with" fullWidth>
-          <Box component="dl" data-testid="transaction-rate" sx={{ typography: 'body2', display: 'grid', gridTemplateColumns: 'max-content 1fr', columnGap: 2, rowGap: 0.5, m: 0 }}>
+          <Box
+            component="dl"
+            data-testid="transaction-rate"
+            sx={{ typography: 'body2', display: 'grid', gridTemplateColumns: 'max-content 1fr', columnGap: 2, rowGap: 0.5, m: 0 }}
+          >
             <RateSnapshot />
           </Box>
         </Labeled>

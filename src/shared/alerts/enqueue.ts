@@ -83,7 +83,12 @@ export async function enqueueAlert(ctx: AppContext, alert: AlertJob, options: Al
 }
 
 /** Forgets the last alerted condition so the next occurrence alerts again. Never rejects. */
-export async function rearmAlert(ctx: AppContext, kind: AlertKind, accountTag: string, transactionTag: string | null = null): Promise<void> {
+export async function rearmAlert(
+  ctx: AppContext,
+  kind: AlertKind,
+  accountTag: string,
+  transactionTag: string | null = null,
+): Promise<void> {
   try {
     await withTimeout(ctx.redis.del(alertStateKey(ctx, kind, accountTag, transactionTag)), ENQUEUE_TIMEOUT_MS);
   } catch (err) {

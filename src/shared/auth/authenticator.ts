@@ -34,7 +34,10 @@ export class Authenticator {
 
   constructor(private readonly ctx: AppContext) {
     this.bootstrap = new Map(
-      ctx.config.bootstrapTokens.map((t) => [t.hash, { id: `env:${t.name}`, name: t.name, scopes: new Set(t.scopes), source: 'env' as const }]),
+      ctx.config.bootstrapTokens.map((t) => [
+        t.hash,
+        { id: `env:${t.name}`, name: t.name, scopes: new Set(t.scopes), source: 'env' as const },
+      ]),
     );
   }
 

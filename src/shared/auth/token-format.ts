@@ -43,7 +43,10 @@ export function validTokenName(name: string): boolean {
  * Returns the problems instead of throwing so that configuration can report all of them at once.
  */
 export function parseScopes(text: string): { scopes: Scope[]; problems: string[] } {
-  const parts = text.split(/[+,]/).map((s) => s.trim()).filter((s) => s !== '');
+  const parts = text
+    .split(/[+,]/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const problems = parts.filter((s) => !isScope(s)).map((s) => `unknown scope "${s}" (use ${SCOPES.join(', ')})`);
   if (parts.length === 0) problems.push('at least one scope is required');
   return { scopes: [...new Set(parts.filter(isScope))], problems };
@@ -57,7 +60,10 @@ export function parseBootstrapTokens(text: string | undefined): { tokens: Bootst
   const tokens: BootstrapToken[] = [];
   const problems: string[] = [];
   if (text === undefined) return { tokens, problems };
-  const entries = text.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   entries.forEach((entry, index) => {
     const first = entry.indexOf(':');
     const second = first < 0 ? -1 : entry.indexOf(':', first + 1);

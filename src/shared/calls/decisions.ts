@@ -77,7 +77,10 @@ export function decideAbandoned(outcomes: Collection<OutcomeDoc>, ref: Operation
 }
 
 /** Records an operation abandoned unless it was decided already; the decision in force. */
-export async function abandonUnlessDecided(outcomes: Collection<OutcomeDoc>, ref: OperationRef): Promise<Pick<OutcomeDoc, 'state' | 'made'>> {
+export async function abandonUnlessDecided(
+  outcomes: Collection<OutcomeDoc>,
+  ref: OperationRef,
+): Promise<Pick<OutcomeDoc, 'state' | 'made'>> {
   const decision = await decideAbandoned(outcomes, ref);
   return decision.won ? { state: 'abandoned' } : decision.doc;
 }
@@ -88,7 +91,10 @@ export async function abandonUnlessDecided(outcomes: Collection<OutcomeDoc>, ref
  */
 export function covers(decision: Pick<OutcomeDoc, 'state' | 'made'>, share: RollbackTarget): boolean {
   if (decision.state !== 'done') return false;
-  return !decision.made || decision.made.some((m) => m.account_tag === share.account_tag && m.entry_id === share.entry_id && m.record_id === share.record_id);
+  return (
+    !decision.made ||
+    decision.made.some((m) => m.account_tag === share.account_tag && m.entry_id === share.entry_id && m.record_id === share.record_id)
+  );
 }
 
 /**
@@ -104,7 +110,9 @@ export async function decideAbandonedWithin(outcomes: Collection<OutcomeDoc>, re
     try {
       return await Promise.race([
         decideAbandoned(outcomes, ref),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`MongoDB did not answer within ${ms} ms`)), Math.max(0, left)).unref()),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`MongoDB did not answer within ${ms} ms`)), Math.max(0, left)).unref(),
+        ),
       ]);
     } catch (err) {
       if (Date.now() + RETRY_PAUSE_MS >= until) throw err;

@@ -8,18 +8,35 @@ import { readFields, type FieldTable, type Input } from '../validation/fields';
  * Descriptions are the clients' documentation of the field.
  */
 
-const transactionTag = { kind: 'tag', presence: 'required', description: "The call's identifier (a SIP Call-ID), unique per calling account." } as const;
+const transactionTag = {
+  kind: 'tag',
+  presence: 'required',
+  description: "The call's identifier (a SIP Call-ID), unique per calling account.",
+} as const;
 const accountTag = { kind: 'account', presence: 'required', description: 'The calling account, which pays for the call.' } as const;
 
 const callFields = {
   transaction_tag: transactionTag,
   account_tag: accountTag,
   source: { kind: 'number', presence: 'required', description: 'The calling number, as the switch sent it (kept on the record).' },
-  destination: { kind: 'number', presence: 'required', description: 'The called number; rating matches prefixes on its user part without "+" and separators.' },
+  destination: {
+    kind: 'number',
+    presence: 'required',
+    description: 'The called number; rating matches prefixes on its user part without "+" and separators.',
+  },
   source_ip: { kind: 'address', presence: 'optional', description: 'Where the call came from.' },
-  carrier_ip: { kind: 'address', presence: 'optional', description: "The carrier the switch chose: billed at that carrier's rate when it is among the candidates, else at the least-cost carrier's." },
+  carrier_ip: {
+    kind: 'address',
+    presence: 'optional',
+    description:
+      "The carrier the switch chose: billed at that carrier's rate when it is among the candidates, else at the least-cost carrier's.",
+  },
   tags: { kind: 'tags', presence: 'optional', description: 'Labels kept on the record.' },
-  destination_account_tag: { kind: 'account', presence: 'optional', description: 'The receiving account of an on-net call: its running entry counts against its concurrency limit.' },
+  destination_account_tag: {
+    kind: 'account',
+    presence: 'optional',
+    description: 'The receiving account of an on-net call: its running entry counts against its concurrency limit.',
+  },
   timestamp_auth: { kind: 'timestamp', presence: 'optional', description: 'When the call was authorized.' },
 } as const;
 

@@ -27,6 +27,16 @@ export function authorized(units: number, balance: string | null, carriers: stri
 }
 
 /** A refused authorization: by a party (`by`), or by the engine (TIMEOUT, UNAVAILABLE: no party, no balance read). */
-export function notAuthorized(reason: Reason, by: { account_tag: string | null; balance: string | null; carriers: string[] } = { account_tag: null, balance: null, carriers: [] }): AuthorizationResult {
-  return { authorized: false, unauthorized_reason: reason, max_available_units: 0, balance: by.balance, carriers: by.carriers, unauthorized_account_tag: by.account_tag };
+export function notAuthorized(
+  reason: Reason,
+  by: { account_tag: string | null; balance: string | null; carriers: string[] } = { account_tag: null, balance: null, carriers: [] },
+): AuthorizationResult {
+  return {
+    authorized: false,
+    unauthorized_reason: reason,
+    max_available_units: 0,
+    balance: by.balance,
+    carriers: by.carriers,
+    unauthorized_account_tag: by.account_tag,
+  };
 }

@@ -90,7 +90,11 @@ class TooDeep extends Error {}
 const NOTHING: Measure = { depth: 0, fields: 0, cost: 0 };
 
 /** Measures of each operation to run (the named one, or every one when none is chosen or it is unknown). */
-export function measureOperations(schema: GraphQLSchema, document: DocumentNode, request: RequestParams = {}): Array<{ name: string; measure: Measure | null }> {
+export function measureOperations(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  request: RequestParams = {},
+): Array<{ name: string; measure: Measure | null }> {
   const fragments = new Map<string, FragmentDefinitionNode>();
   const operations: OperationDefinitionNode[] = [];
   for (const definition of document.definitions) {
@@ -161,7 +165,11 @@ function measureOperation(
         const type = field?.type;
         const inner = selection.selectionSet ? walk(selection.selectionSet, type && getNamedType(type), nesting + 1) : NOTHING;
         const size = field && isListType(getNullableType(field.type)) ? sizeOf(parent, field, selection) : 1;
-        m = { depth: parent?.name === '__Type' && selection.name.value === 'ofType' ? inner.depth : inner.depth + 1, fields: inner.fields + 1, cost: 1 + size * inner.cost };
+        m = {
+          depth: parent?.name === '__Type' && selection.name.value === 'ofType' ? inner.depth : inner.depth + 1,
+          fields: inner.fields + 1,
+          cost: 1 + size * inner.cost,
+        };
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
         m = walk(selection.selectionSet, type ?? undefined, nesting + 1);
@@ -185,7 +193,12 @@ function measureOperation(
     return m;
   };
 
-  const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+  const root =
+    operation.operation === 'query'
+      ? schema.getQueryType()
+      : operation.operation === 'mutation'
+        ? schema.getMutationType()
+        : schema.getSubscriptionType();
   try {
     return walk(operation.selectionSet, root ?? undefined, 0);
   } catch (err) {
@@ -242,24 +255,45 @@ function introspectionSizes(schema: GraphQLSchema): Map<string, number> {
 }
 
 /** The errors of a document over `limits`, each naming the limit (and its setting) it exceeds. */
-export function limitErrors(schema: GraphQLSchema, document: DocumentNode, limits: QueryLimits, request: RequestParams = {}): GraphQLError[] {
+export function limitErrors(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  limits: QueryLimits,
+  request: RequestParams = {},
+): GraphQLError[] {
   const errors: GraphQLError[] = [];
   for (const { name, measure } of measureOperations(schema, document, request)) {
     const what = `Operation ${name}`;
     if (measure === null) {
-      errors.push(new GraphQLError(`${what} nests selections and fragments more than ${MAX_NESTING} deep, which exceeds the query depth limit of ${limits.maxDepth} (GRAPHQL_MAX_DEPTH)`));
+      errors.push(
+        new GraphQLError(
+          `${what} nests selections and fragments more than ${MAX_NESTING} deep, which exceeds the query depth limit of ${limits.maxDepth} (GRAPHQL_MAX_DEPTH)`,
+        ),
+      );
       continue;
     }
     if (measure.depth > limits.maxDepth) {
-      errors.push(new GraphQLError(`${what} has depth ${measure.depth}, which exceeds the query depth limit of ${limits.maxDepth} (GRAPHQL_MAX_DEPTH)`));
+      errors.push(
+        new GraphQLError(
+          `${what} has depth ${measure.depth}, which exceeds the query depth limit of ${limits.maxDepth} (GRAPHQL_MAX_DEPTH)`,
+        ),
+      );
     }
     if (measure.fields > limits.maxFields) {
-      errors.push(new GraphQLError(`${what} selects ${measure.fields} fields, which exceeds the limit of ${limits.maxFields} fields per document (GRAPHQL_MAX_FIELDS)`));
+      errors.push(
+        new GraphQLError(
+          `${what} selects ${measure.fields} fields, which exceeds the limit of ${limits.maxFields} fields per document (GRAPHQL_MAX_FIELDS)`,
+        ),
+      );
     }
     if (measure.cost > limits.maxCost) {
       // Exponential documents reach costs a double cannot hold as an integer.
       const cost = measure.cost > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER}` : String(measure.cost);
-      errors.push(new GraphQLError(`${what} has an estimated cost of ${cost}, which exceeds the query cost limit of ${limits.maxCost} (GRAPHQL_MAX_COST)`));
+      errors.push(
+        new GraphQLError(
+          `${what} has an estimated cost of ${cost}, which exceeds the query cost limit of ${limits.maxCost} (GRAPHQL_MAX_COST)`,
+        ),
+      );
     }
   }
   return errors;

@@ -78,7 +78,10 @@ export function inputFieldOf(error: GraphQLError): string | undefined {
   const variable = VARIABLE_ERROR.exec(error.message);
   if (variable) {
     const path = variable[2] ?? variable[1];
-    const last = path.replace(/\[\d+\]/g, '').split('.').pop();
+    const last = path
+      .replace(/\[\d+\]/g, '')
+      .split('.')
+      .pop();
     return last || variable[1];
   }
   const position = error.positions?.[0];
@@ -88,10 +91,12 @@ export function inputFieldOf(error: GraphQLError): string | undefined {
 }
 
 /** graphql-js' refusals of a variable's value (coercion), as opposed to the document's variable definitions. */
-const VARIABLE_VALUE_ERROR = /^Variable "\$([^"]+)" (?:got invalid value|of required type "[^"]*" was not provided|of non-null type "[^"]*" must not be null)/;
+const VARIABLE_VALUE_ERROR =
+  /^Variable "\$([^"]+)" (?:got invalid value|of required type "[^"]*" was not provided|of non-null type "[^"]*" must not be null)/;
 
 /** graphql-js' errors about which operation to run: the request's fault, whether or not variables came with it. */
-const OPERATION_ERROR = /^(?:Unknown operation named|Must provide operation name|Must provide an operation|Schema is not configured to execute)/;
+const OPERATION_ERROR =
+  /^(?:Unknown operation named|Must provide operation name|Must provide an operation|Schema is not configured to execute)/;
 
 /** Fastify's JSON-schema check of the body or query string ("body must be object"): the HTTP request, not the document. */
 function isRequestShapeError(error: GraphQLError): boolean {

@@ -95,13 +95,16 @@ function checkRequest(request: FastifyRequest): void {
     } catch {
       throw badRequest('variables must be a JSON object');
     }
-    if (variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) throw badRequest('variables must be a JSON object');
+    if (variables !== null && (typeof variables !== 'object' || Array.isArray(variables)))
+      throw badRequest('variables must be a JSON object');
     withoutTypename(variables); // only for its depth check: Mercurius parses the string again
   }
   // Mercurius reads the operation of a GET (only queries may run) without checking it exists.
   const operationName = typeof params.operationName === 'string' ? params.operationName : undefined;
   if (!getOperationAST(document, operationName)) {
-    throw badRequest(operationName ? `Unknown operation named "${operationName}".` : 'Must provide operation name if query contains multiple operations.');
+    throw badRequest(
+      operationName ? `Unknown operation named "${operationName}".` : 'Must provide operation name if query contains multiple operations.',
+    );
   }
 }
 
@@ -154,7 +157,8 @@ export async function registerGraphql<Extra extends object = Record<string, neve
   const enforce = (schema: GraphQLSchema, document: DocumentNode, context: MercuriusContext) => {
     const errors = validate(schema, document, [queryLimitsRule(limits, requestParams(context))]);
     // Shaped like Mercurius' validation failure: GRAPHQL_VALIDATION_FAILED, HTTP 400.
-    if (errors.length > 0) throw Object.assign(new Error('Query limits exceeded'), { statusCode: 400, code: 'MER_ERR_GQL_VALIDATION', errors });
+    if (errors.length > 0)
+      throw Object.assign(new Error('Query limits exceeded'), { statusCode: 400, code: 'MER_ERR_GQL_VALIDATION', errors });
   };
   // Before graphql-js validation (whose cost grows with the document) when the document is new, and
   // before execution on every request: a cached document may come back with larger page sizes.

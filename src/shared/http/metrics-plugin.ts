@@ -14,10 +14,7 @@ const metricsPlugin: FastifyPluginAsync<MetricsPluginOptions> = async (app, { ct
   app.addHook('onResponse', async (request, reply) => {
     // The route pattern, not the URL, keeps the label set bounded; unmatched requests share one label.
     const route = request.routeOptions.url ?? 'unmatched';
-    metrics.httpDuration.observe(
-      { server, route, method: request.method, status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+    metrics.httpDuration.observe({ server, route, method: request.method, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
   app.get('/metrics', async (_request, reply) => {
     const body = await metrics.registry.metrics();

@@ -51,11 +51,17 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, 
     if (!result.isExceeded) return;
     const retryAfter = Math.max(1, result.ttlInSeconds);
     reply.header('retry-after', retryAfter);
-    return sendError(reply, 429, ErrorCodes.RATE_LIMITED, `Rate limit of ${max} requests per ${windowMs} ms exceeded; retry in ${retryAfter} s`, {
-      retryAfter,
-      limit: max,
-      windowMs,
-    });
+    return sendError(
+      reply,
+      429,
+      ErrorCodes.RATE_LIMITED,
+      `Rate limit of ${max} requests per ${windowMs} ms exceeded; retry in ${retryAfter} s`,
+      {
+        retryAfter,
+        limit: max,
+        windowMs,
+      },
+    );
   });
 };
 

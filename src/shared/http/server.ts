@@ -35,7 +35,8 @@ export async function createHttpServer(ctx: AppContext, options: HttpServerOptio
   if (options.quietRequests) {
     const debug = ctx.logger.isLevelEnabled('debug');
     app.addHook('onResponse', async (request, reply) => {
-      if (debug) request.log.debug({ url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request completed');
+      if (debug)
+        request.log.debug({ url: request.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime }, 'request completed');
     });
   }
   await app.register(metricsPlugin, { ctx, server: options.name });

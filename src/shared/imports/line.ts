@@ -15,7 +15,10 @@ export function headerProblems(columns: readonly string[]): string[] {
 
 /** `a;b|c` -> ['a', 'b', 'c']; an empty cell is no tags. */
 export function splitTags(value: string): string[] | null {
-  const tags = value.split(/[;|]/).map((t) => t.trim()).filter((t) => t !== '');
+  const tags = value
+    .split(/[;|]/)
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
   return tags.length > 0 ? tags : null;
 }
 
@@ -55,7 +58,8 @@ export function jsonLine(text: string, line: number, now: Date): LineOutcome {
   } catch (err) {
     return { ok: false, reason: `BAD_USER_INPUT: not valid JSON (${(err as Error).message})` };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: 'BAD_USER_INPUT: a line must be a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, reason: 'BAD_USER_INPUT: a line must be a JSON object' };
   const input: Input = {};
   for (const [field, v] of Object.entries(value as Record<string, unknown>)) {
     if (!KNOWN.has(field)) return { ok: false, reason: `BAD_USER_INPUT: ${field}: unknown field` };

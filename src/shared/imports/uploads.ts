@@ -91,7 +91,11 @@ export interface Claim {
  * claims it unless a live process is running it. A claim restarts the counts: the run reads the whole
  * file again, batches an earlier run finished answer as replayed.
  */
-export async function claimUpload(db: Db, upload: { importId: string; name: string | null; format: Format }, now = new Date()): Promise<Claim> {
+export async function claimUpload(
+  db: Db,
+  upload: { importId: string; name: string | null; format: Format },
+  now = new Date(),
+): Promise<Claim> {
   const record = await openImport(db, { _id: upload.importId, batch_size: UPLOAD_BATCH_SIZE, source: upload.name ?? 'upload' });
   const runner = randomUUID();
   const claimed = await uploadsOf(db).findOneAndUpdate(
@@ -152,7 +156,13 @@ export class UploadRun {
   private ticking = false;
 
   constructor(private readonly options: UploadRunOptions) {
-    this.submitter = new BatchSubmitter(options.queue, options.events, options.db, options.maxInFlight ?? UPLOAD_MAX_IN_FLIGHT, async (result) => this.onResult(result));
+    this.submitter = new BatchSubmitter(
+      options.queue,
+      options.events,
+      options.db,
+      options.maxInFlight ?? UPLOAD_MAX_IN_FLIGHT,
+      async (result) => this.onResult(result),
+    );
     this.finished = this.run();
   }
 
@@ -220,7 +230,13 @@ export class UploadRun {
 
   private reject(line: number, reason: string, account_tag?: string): void {
     if (this.storedRejects + this.pendingRejects.length >= REJECTS_KEPT) return;
-    this.pendingRejects.push({ _id: rejectId(this.importId, line), import_id: this.importId, line, reason, ...(account_tag ? { account_tag } : {}) });
+    this.pendingRejects.push({
+      _id: rejectId(this.importId, line),
+      import_id: this.importId,
+      line,
+      reason,
+      ...(account_tag ? { account_tag } : {}),
+    });
   }
 
   /** Writes the rejects gathered and the counts (one write at a time); `last` ends the run. */
@@ -245,7 +261,17 @@ export class UploadRun {
     const t = this.totals;
     const updated = await uploadsOf(db).updateOne(
       { _id: this.importId, runner: claim.runner, state: 'running' },
-      { $set: { lines: t.lines, done: t.done, accepted: t.accepted, recorded: t.rated + t.duplicates, rejected: t.rejected, heartbeat_at: new Date(), ...last } },
+      {
+        $set: {
+          lines: t.lines,
+          done: t.done,
+          accepted: t.accepted,
+          recorded: t.rated + t.duplicates,
+          rejected: t.rejected,
+          heartbeat_at: new Date(),
+          ...last,
+        },
+      },
     );
     if (updated.matchedCount === 0) {
       this.lost = true;

@@ -10,7 +10,6 @@ const MAX_ATTEMPTS = 200;
 /** What the apply functions return of the account: everything but the (long) lists. */
 const AFTER_PROJECTION = { running_transactions: 0, ledger_pending: 0 } as const;
 
-
 /**
  * The one update that changes a balance: the amount, the marker, and the counters. `ledger_rev` counts
  * balance changes only (the compare-and-swap of applyOnce); `rev` counts every change of the account
@@ -39,7 +38,9 @@ export async function writeEntry(store: LedgerStore, accountTag: string, marker:
  */
 export async function settle(store: LedgerStore, accountTag: string, marker: LedgerMarker): Promise<void> {
   await writeEntry(store, accountTag, marker);
-  await groupUpdate(store.accounts, { account_tag: accountTag }, { $pull: { ledger_pending: { op: marker.op } } } as UpdateFilter<AccountDoc>);
+  await groupUpdate(store.accounts, { account_tag: accountTag }, {
+    $pull: { ledger_pending: { op: marker.op } },
+  } as UpdateFilter<AccountDoc>);
 }
 
 /**
@@ -118,7 +119,8 @@ export async function applyOnce(store: LedgerStore, op: LedgerOp, freshAt?: numb
         await settle(store, op.account_tag, marker);
         return { outcome: 'already' };
       }
-      if (await store.ledger.findOne({ _id: op.op, account_tag: op.account_tag }, { projection: { _id: 1 } })) return { outcome: 'already' };
+      if (await store.ledger.findOne({ _id: op.op, account_tag: op.account_tag }, { projection: { _id: 1 } }))
+        return { outcome: 'already' };
       known = state.ledger_rev ?? null;
     }
     const updated = await applyAt(store, op, known);

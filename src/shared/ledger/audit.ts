@@ -70,7 +70,10 @@ class LedgerFold {
         return { charged: true, inFlight: false };
       case 'imported':
         return {
-          charged: record.charge_op !== undefined && (this.ids.has(opIds.importDebit(record.charge_op, record.account_tag)) || this.settled.has(`${record.charge_op}\0${record.account_tag}`)),
+          charged:
+            record.charge_op !== undefined &&
+            (this.ids.has(opIds.importDebit(record.charge_op, record.account_tag)) ||
+              this.settled.has(`${record.charge_op}\0${record.account_tag}`)),
           inFlight: false,
         };
       case 'pending':
@@ -88,11 +91,19 @@ const RECORD_FIELDS = { _id: 1, account_tag: 1, transaction_tag: 1, fee: 1, stat
 const ACCOUNT_FIELDS = { account_tag: 1, balance: 1, opening_balance: 1, ledger_pending: 1, import_marker: 1, ledger_rev: 1 } as const;
 
 /** balance - (opening + ledger + markers whose entry is not written): a marker with its entry counts once. */
-function balanceDifference(account: Pick<AccountDoc, 'account_tag' | 'balance' | 'opening_balance' | 'ledger_pending' | 'import_marker'>, fold: LedgerFold): { difference: bigint; pending: number } {
+function balanceDifference(
+  account: Pick<AccountDoc, 'account_tag' | 'balance' | 'opening_balance' | 'ledger_pending' | 'import_marker'>,
+  fold: LedgerFold,
+): { difference: bigint; pending: number } {
   // The import slot keeps its marker after settling: only a marker whose entry is missing is pending.
-  const unsettled = [...(account.ledger_pending ?? []), ...(account.import_marker ? [account.import_marker] : [])].filter((m) => !fold.ids.has(m.op));
+  const unsettled = [...(account.ledger_pending ?? []), ...(account.import_marker ? [account.import_marker] : [])].filter(
+    (m) => !fold.ids.has(m.op),
+  );
   const pending = unsettled.reduce((sum, m) => sum + m.amount, 0n);
-  return { difference: account.balance - ((account.opening_balance ?? 0n) + (fold.sum.get(account.account_tag) ?? 0n) + pending), pending: unsettled.length };
+  return {
+    difference: account.balance - ((account.opening_balance ?? 0n) + (fold.sum.get(account.account_tag) ?? 0n) + pending),
+    pending: unsettled.length,
+  };
 }
 
 /**
@@ -145,7 +156,15 @@ export async function auditLedger(collections: AuditCollections, options: { rech
     if (difference.balance_difference !== 0n || difference.records_difference !== 0n) differences.push(difference);
   }
   const calls = await auditCalls(collections, options.recheckPauseMs ?? 1000);
-  return { accounts, ledger_entries: fold.entries, records, pending_markers: pendingMarkers, records_in_flight: inFlight, differences, calls };
+  return {
+    accounts,
+    ledger_entries: fold.entries,
+    records,
+    pending_markers: pendingMarkers,
+    records_in_flight: inFlight,
+    differences,
+    calls,
+  };
 }
 
 const STABLE_ATTEMPTS = 20;
@@ -158,14 +177,20 @@ const STABLE_ATTEMPTS = 20;
  * so a read with the account and its ledger unchanged around it is consistent. An account still moving
  * after every attempt is reported from its last read.
  */
-export async function stableDifference(collections: Pick<Collections, 'accounts' | 'ledger' | 'transactions'>, tag: string): Promise<AccountDifference> {
+export async function stableDifference(
+  collections: Pick<Collections, 'accounts' | 'ledger' | 'transactions'>,
+  tag: string,
+): Promise<AccountDifference> {
   let last: AccountDifference = { account_tag: tag, balance_difference: 0n, records_difference: 0n };
   for (let attempt = 0; attempt < STABLE_ATTEMPTS; attempt++) {
     const before = await collections.accounts.findOne({ account_tag: tag }, { projection: ACCOUNT_FIELDS });
     const fold = new LedgerFold();
     for await (const entry of collections.ledger.find({ account_tag: tag }, { projection: LEDGER_FIELDS })) fold.add(entry);
     let fees = 0n;
-    for await (const record of collections.transactions.find({ account_tag: tag, state: { $exists: true } }, { projection: RECORD_FIELDS })) {
+    for await (const record of collections.transactions.find(
+      { account_tag: tag, state: { $exists: true } },
+      { projection: RECORD_FIELDS },
+    )) {
       if (fold.charged(record).charged) fees += record.fee;
     }
     const entriesAfter = await collections.ledger.countDocuments({ account_tag: tag });
@@ -176,7 +201,10 @@ export async function stableDifference(collections: Pick<Collections, 'accounts'
       balance_difference: before ? balanceDifference(before, fold).difference : 0n,
       records_difference: fees - (fold.netCharges.get(tag) ?? 0n),
     };
-    const still = entriesAfter === fold.entries && (before === null) === (after === null) && (!before || (before.ledger_rev === after!.ledger_rev && before.balance === after!.balance));
+    const still =
+      entriesAfter === fold.entries &&
+      (before === null) === (after === null) &&
+      (!before || (before.ledger_rev === after!.ledger_rev && before.balance === after!.balance));
     if (still) return last;
     await new Promise((resolve) => setTimeout(resolve, 20 * (attempt + 1)));
   }
@@ -224,14 +252,24 @@ async function callFindings(collections: AuditCollections): Promise<CallFinding[
   if (chunk.length > 0) await flush();
 
   // Records that rollbacks carried out took away (their record ids, or the entry ids processing names records by).
-  const rollbacks = collections.outcomes.find({ ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: true } }, { projection: { targets: 1 } });
+  const rollbacks = collections.outcomes.find(
+    { ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: true } },
+    { projection: { targets: 1 } },
+  );
   let targets: string[] = [];
   const flushTargets = async () => {
-    for (const r of await collections.transactions.find({ _id: { $in: targets } }, { projection: { _id: 1, account_tag: 1, transaction_tag: 1, state: 1 } }).toArray()) {
+    for (const r of await collections.transactions
+      .find({ _id: { $in: targets } }, { projection: { _id: 1, account_tag: 1, transaction_tag: 1, state: 1 } })
+      .toArray()) {
       // A pending one is a delivery of processing that read the entry before the rollback: in flight,
       // its reconcile (or the recovery sweep's) deletes it, the refund being in the ledger.
       if (r.state === 'pending') continue;
-      findings.push({ problem: 'record of a rolled-back call', account_tag: r.account_tag, transaction_tag: r.transaction_tag, record_id: r._id });
+      findings.push({
+        problem: 'record of a rolled-back call',
+        account_tag: r.account_tag,
+        transaction_tag: r.transaction_tag,
+        record_id: r._id,
+      });
     }
     targets = [];
   };
@@ -246,7 +284,10 @@ async function callFindings(collections: AuditCollections): Promise<CallFinding[
 
   // Running calls beside a record of the same call on the same account (processing's own record, named
   // by the entry's id, is the call being charged: not a finding).
-  const running = collections.accounts.find<Pick<AccountDoc, 'account_tag' | 'running_transactions'>>({ 'running_transactions.0': { $exists: true } }, { projection: { _id: 0, account_tag: 1, running_transactions: 1 } });
+  const running = collections.accounts.find<Pick<AccountDoc, 'account_tag' | 'running_transactions'>>(
+    { 'running_transactions.0': { $exists: true } },
+    { projection: { _id: 0, account_tag: 1, running_transactions: 1 } },
+  );
   for await (const account of running) {
     for (const entry of account.running_transactions ?? []) {
       if (isReservation(entry)) continue;
@@ -255,7 +296,13 @@ async function callFindings(collections: AuditCollections): Promise<CallFinding[
         { projection: { _id: 1, state: 1 } },
       );
       if (recorded && recorded._id !== entry.id && recorded.state !== 'pending' && recorded.state !== 'rolling_back') {
-        findings.push({ problem: 'running entry of a recorded call', account_tag: account.account_tag, transaction_tag: entry.transaction_tag, entry_id: entry.id, record_id: recorded._id });
+        findings.push({
+          problem: 'running entry of a recorded call',
+          account_tag: account.account_tag,
+          transaction_tag: entry.transaction_tag,
+          entry_id: entry.id,
+          record_id: recorded._id,
+        });
       }
     }
   }

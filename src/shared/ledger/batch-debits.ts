@@ -36,7 +36,10 @@ export async function readBatchDebits(store: LedgerStore, batchId: string, tags:
   const docs = await Promise.all(
     chunks(tags).map((part) => store.accounts.find({ account_tag: { $in: part } }, { projection: BATCH_DEBIT_PROJECTION }).toArray()),
   );
-  const settled = await existingEntries(store, tags.map((tag) => ({ tag, op: opIds.importDebit(batchId, tag) })));
+  const settled = await existingEntries(
+    store,
+    tags.map((tag) => ({ tag, op: opIds.importDebit(batchId, tag) })),
+  );
   const state = new Map<string, BatchDebitStateOf>();
   for (const doc of docs.flat()) {
     const op = opIds.importDebit(batchId, doc.account_tag);
@@ -49,7 +52,12 @@ export async function readBatchDebits(store: LedgerStore, batchId: string, tags:
 async function existingEntries(store: LedgerStore, wanted: Array<{ tag: string; op: string }>): Promise<Set<string>> {
   const found = await Promise.all(
     chunks(wanted).map((part) =>
-      store.ledger.find({ _id: { $in: part.map((w) => w.op) }, account_tag: { $in: [...new Set(part.map((w) => w.tag))] } }, { projection: { _id: 1 } }).toArray(),
+      store.ledger
+        .find(
+          { _id: { $in: part.map((w) => w.op) }, account_tag: { $in: [...new Set(part.map((w) => w.tag))] } },
+          { projection: { _id: 1 } },
+        )
+        .toArray(),
     ),
   );
   return new Set(found.flat().map((e) => e._id));
@@ -87,17 +95,25 @@ export async function applyBatchDebits(
   for (let round = 0; ; round++) {
     for (const tag of pending) {
       const s = state.get(tag);
-      if (s?.applied) ours.set(tag, s.slot?.op === opIds.importDebit(batchId, tag) ? s.slot : markerFor(batchId, tag, debits.get(tag)!, covers?.get(tag)));
+      if (s?.applied)
+        ours.set(
+          tag,
+          s.slot?.op === opIds.importDebit(batchId, tag) ? s.slot : markerFor(batchId, tag, debits.get(tag)!, covers?.get(tag)),
+        );
     }
     // A missing account (deleted since it was read) has nothing to debit.
     pending = pending.filter((tag) => state.has(tag) && !state.get(tag)!.applied);
     if (pending.length === 0) break;
     if (round >= MAX_ROUNDS) throw new Error(`debits of ${batchId}: balances kept changing for ${MAX_ROUNDS} rounds`);
     // The markers these debits will overwrite: settled first.
-    await settleImportSlots(store, db, pending.flatMap((tag) => {
-      const slot = state.get(tag)!.slot;
-      return slot ? [{ tag, marker: slot }] : [];
-    }));
+    await settleImportSlots(
+      store,
+      db,
+      pending.flatMap((tag) => {
+        const slot = state.get(tag)!.slot;
+        return slot ? [{ tag, marker: slot }] : [];
+      }),
+    );
     lap('debit_settle_previous');
     const markers = new Map(pending.map((tag) => [tag, markerFor(batchId, tag, debits.get(tag)!, covers?.get(tag))]));
     const ops: AnyBulkWriteOperation<AccountDoc>[] = pending.map((tag) => ({
@@ -120,7 +136,11 @@ export async function applyBatchDebits(
     state = await readBatchDebits(store, batchId, pending);
     lap('debit_reread');
   }
-  await settleEntries(store, [...ours].map(([tag, marker]) => ({ tag, marker })), false);
+  await settleEntries(
+    store,
+    [...ours].map(([tag, marker]) => ({ tag, marker })),
+    false,
+  );
   lap('debit_ledger_entries');
   return { conflicts };
 }
@@ -132,28 +152,57 @@ export async function applyBatchDebits(
  * the slots name, instead of a look-up per account); only the markers of other batches (one that
  * crashed between its debits and its entries, or whose document is gone) are looked up and written.
  */
-export async function settleImportSlots(store: LedgerStore, db: Db, markers: Array<{ tag: string; marker: LedgerMarker }>): Promise<number> {
+export async function settleImportSlots(
+  store: LedgerStore,
+  db: Db,
+  markers: Array<{ tag: string; marker: LedgerMarker }>,
+): Promise<number> {
   const batches = [...new Set(markers.flatMap((m) => (m.marker.ref ? [m.marker.ref] : [])))];
   // By `_id` alone, which every server answers from its index; the flag is read, not matched.
-  const read = await Promise.all(chunks(batches).map((part) => importBatchesOf(db).find({ _id: { $in: part } }, { projection: { _id: 1, debits_settled: 1 } }).toArray()));
+  const read = await Promise.all(
+    chunks(batches).map((part) =>
+      importBatchesOf(db)
+        .find({ _id: { $in: part } }, { projection: { _id: 1, debits_settled: 1 } })
+        .toArray(),
+    ),
+  );
   const done = new Set(read.flat().flatMap((b) => (b.debits_settled ? [b._id] : [])));
-  return settleEntries(store, markers.filter((m) => !m.marker.ref || !done.has(m.marker.ref)), true);
+  return settleEntries(
+    store,
+    markers.filter((m) => !m.marker.ref || !done.has(m.marker.ref)),
+    true,
+  );
 }
 
 function markerFor(batchId: string, tag: string, total: bigint, batches?: string[]): LedgerMarker {
-  return markerOf({ op: opIds.importDebit(batchId, tag), account_tag: tag, amount: -total, kind: 'import', transaction_tag: null, ref: batchId, ...(batches ? { batches } : {}) });
+  return markerOf({
+    op: opIds.importDebit(batchId, tag),
+    account_tag: tag,
+    amount: -total,
+    kind: 'import',
+    transaction_tag: null,
+    ref: batchId,
+    ...(batches ? { batches } : {}),
+  });
 }
 
 /**
  * Writes the ledger entries of these markers (a duplicate means it was written already). `lookFirst`:
  * most are expected to exist (markers about to be overwritten), so they are looked up before writing.
  */
-async function settleEntries(store: LedgerStore, markers: Array<{ tag: string; marker: LedgerMarker }>, lookFirst: boolean): Promise<number> {
+async function settleEntries(
+  store: LedgerStore,
+  markers: Array<{ tag: string; marker: LedgerMarker }>,
+  lookFirst: boolean,
+): Promise<number> {
   if (markers.length === 0) return 0;
-  const existing = lookFirst ? await existingEntries(store, markers.map((m) => ({ tag: m.tag, op: m.marker.op }))) : new Set<string>();
-  const entries: LedgerEntryDoc[] = markers
-    .filter((m) => !existing.has(m.marker.op))
-    .map(({ tag, marker }) => entryOf(tag, marker));
+  const existing = lookFirst
+    ? await existingEntries(
+        store,
+        markers.map((m) => ({ tag: m.tag, op: m.marker.op })),
+      )
+    : new Set<string>();
+  const entries: LedgerEntryDoc[] = markers.filter((m) => !existing.has(m.marker.op)).map(({ tag, marker }) => entryOf(tag, marker));
   if (entries.length === 0) return 0;
   try {
     await store.ledger.insertMany(entries, { ordered: false });

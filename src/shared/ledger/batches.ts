@@ -36,7 +36,9 @@ export function importRecordId(batchId: string, accountTag: string, originAccoun
  * object an import would otherwise build per record; `createHash` on an older Node 20.
  */
 const sha256: (text: string) => Buffer =
-  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'buffer') : (text) => crypto.createHash('sha256').update(text).digest();
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'buffer')
+    : (text) => crypto.createHash('sha256').update(text).digest();
 
 /**
  * Durable facts about imports, beside the queue (Redis may lose them; MongoDB must not):
@@ -126,9 +128,21 @@ export async function finishedBatch(db: Db, batchId: string): Promise<FinishedBa
  * Claims a batch: true for the first execution ever, false when an earlier (crashed) or concurrent
  * execution exists. Only the first may skip reading its debit markers (see batch.ts).
  */
-export async function claimBatch(db: Db, batchId: string, importId: string, batch: number, deadline: number | null = null): Promise<boolean> {
+export async function claimBatch(
+  db: Db,
+  batchId: string,
+  importId: string,
+  batch: number,
+  deadline: number | null = null,
+): Promise<boolean> {
   try {
-    await importBatchesOf(db).insertOne({ _id: batchId, import_id: importId, batch, claimed_at: new Date(), ...(deadline === null ? {} : { deadline }) });
+    await importBatchesOf(db).insertOne({
+      _id: batchId,
+      import_id: importId,
+      batch,
+      claimed_at: new Date(),
+      ...(deadline === null ? {} : { deadline }),
+    });
     return true;
   } catch (err) {
     if (isDuplicateKeyError(err)) return false;
@@ -142,7 +156,10 @@ export async function claimBatch(db: Db, batchId: string, importId: string, batc
  * here on its records count as charged. Every execution computes the same result.
  */
 export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: number, result: ImportBatchResult): Promise<void> {
-  await importBatchesOf(db).updateOne({ _id: batchId }, { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date(), debits_settled: true } });
+  await importBatchesOf(db).updateOne(
+    { _id: batchId },
+    { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date(), debits_settled: true } },
+  );
 }
 
 /**
@@ -150,7 +167,13 @@ export async function storeBatchResult(db: Db, batchId: string, jobTimestamp: nu
  * execution to get here writes: `settle_pending` must never come back once a settlement has claimed the
  * batch (that would settle it twice), and every execution computes the same result and debits anyway.
  */
-export async function storeDeferredBatchResult(db: Db, batchId: string, jobTimestamp: number, result: ImportBatchResult, debits: BatchDebit[]): Promise<void> {
+export async function storeDeferredBatchResult(
+  db: Db,
+  batchId: string,
+  jobTimestamp: number,
+  result: ImportBatchResult,
+  debits: BatchDebit[],
+): Promise<void> {
   await importBatchesOf(db).updateOne(
     { _id: batchId, result: { $exists: false } },
     { $set: { result, job_timestamp: jobTimestamp, finished_at: new Date(), debits, settle_pending: true } },
@@ -186,7 +209,10 @@ export type BatchDebitState = { state: 'done' | 'unknown'; debitedBy: string } |
 
 export async function batchDebitState(db: Db, batchId: string): Promise<BatchDebitState> {
   // The result itself (refusals, totals) is not needed; `result.lines` stands for it in the predicate.
-  const doc = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { _id: 1, job_timestamp: 1, 'result.lines': 1, settle_pending: 1, settled_by: 1 } });
+  const doc = await importBatchesOf(db).findOne(
+    { _id: batchId },
+    { projection: { _id: 1, job_timestamp: 1, 'result.lines': 1, settle_pending: 1, settled_by: 1 } },
+  );
   if (!doc) return { state: 'unknown', debitedBy: batchId };
   if (!isFinished(doc)) return { state: 'running' };
   // A batch that left its debits to a settlement is `settle_pending` until one claims it, `settled_by` after.

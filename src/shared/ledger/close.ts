@@ -12,13 +12,24 @@ import type { LedgerStore } from './store';
  * its own opening balance (issue 31: a deleted account's history left a permanent audit difference on
  * its successor). The close's id is the deleted account's `_id`, so a repeat writes nothing twice.
  */
-export async function closeAccount(store: LedgerStore, deleted: Pick<AccountDoc, '_id' | 'account_tag' | 'balance' | 'opening_balance' | 'ledger_pending' | 'import_marker'>): Promise<void> {
+export async function closeAccount(
+  store: LedgerStore,
+  deleted: Pick<AccountDoc, '_id' | 'account_tag' | 'balance' | 'opening_balance' | 'ledger_pending' | 'import_marker'>,
+): Promise<void> {
   for (const marker of [...(deleted.ledger_pending ?? []), ...(deleted.import_marker ? [deleted.import_marker] : [])]) {
     await writeEntry(store, deleted.account_tag, marker);
   }
   const amount = (deleted.opening_balance ?? 0n) - deleted.balance;
   try {
-    await store.ledger.insertOne({ _id: opIds.close(deleted._id), account_tag: deleted.account_tag, amount, kind: 'close', transaction_tag: null, ref: 'account deleted', at: new Date() });
+    await store.ledger.insertOne({
+      _id: opIds.close(deleted._id),
+      account_tag: deleted.account_tag,
+      amount,
+      kind: 'close',
+      transaction_tag: null,
+      ref: 'account deleted',
+      at: new Date(),
+    });
   } catch (err) {
     if (!isDuplicateKeyError(err)) throw err;
   }

@@ -72,7 +72,15 @@ export const opIds = {
 
 /** The marker an operation leaves on its account while its ledger entry is being written. */
 export function markerOf(op: LedgerOp, at: Date = new Date()): LedgerMarker {
-  return { op: op.op, amount: op.amount, kind: op.kind, transaction_tag: op.transaction_tag, ref: op.ref, ...(op.batches ? { batches: op.batches } : {}), at };
+  return {
+    op: op.op,
+    amount: op.amount,
+    kind: op.kind,
+    transaction_tag: op.transaction_tag,
+    ref: op.ref,
+    ...(op.batches ? { batches: op.batches } : {}),
+    at,
+  };
 }
 
 /** The ledger entry a marker stands for (markerOf's inverse): written once the balance changed. */

@@ -74,7 +74,9 @@ export async function settleImportBatches(
   const covers = new Map<string, string[]>();
   let settled = 0;
   for (const part of chunks(members)) {
-    for (const batch of await docs.find({ _id: { $in: part }, settled_by: settlementId }, { projection: { _id: 1, debits: 1 } }).toArray()) {
+    for (const batch of await docs
+      .find({ _id: { $in: part }, settled_by: settlementId }, { projection: { _id: 1, debits: 1 } })
+      .toArray()) {
       settled += 1;
       for (const d of batch.debits ?? []) {
         totals.set(d.account_tag, (totals.get(d.account_tag) ?? 0n) + d.amount);
@@ -89,7 +91,15 @@ export async function settleImportBatches(
   await applyBatchDebits(store, db, settlementId, totals, initial, (phase) => lap(`settle_${phase}`), covers);
   await docs.updateOne(
     { _id: settlementId },
-    { $set: { debits_settled: true, finished_at: new Date(), settled_batches: settled, settled_accounts: totals.size } as Partial<SettlementDoc>, $unset: { settle_pending: '' } },
+    {
+      $set: {
+        debits_settled: true,
+        finished_at: new Date(),
+        settled_batches: settled,
+        settled_accounts: totals.size,
+      } as Partial<SettlementDoc>,
+      $unset: { settle_pending: '' },
+    },
   );
   lap('settle_done');
   return { settlement_id: settlementId, batches: settled, accounts: totals.size };
@@ -101,7 +111,14 @@ async function openSettlement(db: Db, settlementId: string, importId: string, ba
   const existing = await docs.findOne({ _id: settlementId }, { projection: { members: 1, debits_settled: 1 } });
   if (existing) return existing.debits_settled ? 'done' : (existing.members ?? []);
   try {
-    await docs.insertOne({ _id: settlementId, import_id: importId, batch: -1, claimed_at: new Date(), members: [...batchIds], settle_pending: true });
+    await docs.insertOne({
+      _id: settlementId,
+      import_id: importId,
+      batch: -1,
+      claimed_at: new Date(),
+      members: [...batchIds],
+      settle_pending: true,
+    });
     return [...batchIds];
   } catch (err) {
     if (!isDuplicateKeyError(err)) throw err;
@@ -112,7 +129,9 @@ async function openSettlement(db: Db, settlementId: string, importId: string, ba
 /** Whether a settlement has applied its debits (its importer's fallback when the job's result is gone). */
 export async function settlementDone(db: Db, settlementId: string): Promise<SettlementResult | null> {
   const doc = (await importBatchesOf(db).findOne({ _id: settlementId })) as SettlementDoc | null;
-  return doc?.debits_settled ? { settlement_id: settlementId, batches: doc.settled_batches ?? 0, accounts: doc.settled_accounts ?? 0 } : null;
+  return doc?.debits_settled
+    ? { settlement_id: settlementId, batches: doc.settled_batches ?? 0, accounts: doc.settled_accounts ?? 0 }
+    : null;
 }
 
 /**
@@ -122,7 +141,9 @@ export async function settlementDone(db: Db, settlementId: string): Promise<Sett
  */
 export async function settleLeftBehind(store: LedgerStore, db: Db, cutoff: number): Promise<number> {
   const docs = importBatchesOf(db);
-  const open = await docs.find({ settle_pending: true }, { projection: { _id: 1, import_id: 1, members: 1, claimed_at: 1, finished_at: 1 } }).toArray();
+  const open = await docs
+    .find({ settle_pending: true }, { projection: { _id: 1, import_id: 1, members: 1, claimed_at: 1, finished_at: 1 } })
+    .toArray();
   let settled = 0;
   for (const s of open.filter((d) => d.members && d.claimed_at.getTime() <= cutoff)) {
     settled += (await settleImportBatches(store, db, s._id, s.import_id, s.members!)).batches;
@@ -133,7 +154,8 @@ export async function settleLeftBehind(store: LedgerStore, db: Db, cutoff: numbe
     pushTo(byImport, b.import_id, b._id);
   }
   for (const [importId, batches] of byImport) {
-    for (const part of chunks(batches)) settled += (await settleImportBatches(store, db, newSettlementId(importId), importId, part)).batches;
+    for (const part of chunks(batches))
+      settled += (await settleImportBatches(store, db, newSettlementId(importId), importId, part)).batches;
   }
   return settled;
 }

@@ -59,10 +59,13 @@ export class ReplyInbox {
   /** The job's answer, or ReplyTimeout after `timeoutMs`. Register before adding the job: a fast worker may answer first. */
   expect<R>(jobId: string, timeoutMs: number): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(jobId);
-        reject(new ReplyTimeout(jobId));
-      }, Math.max(0, timeoutMs));
+      const timer = setTimeout(
+        () => {
+          this.waiting.delete(jobId);
+          reject(new ReplyTimeout(jobId));
+        },
+        Math.max(0, timeoutMs),
+      );
       this.waiting.set(jobId, { resolve: resolve as (value: unknown) => void, timer });
     });
   }
@@ -105,7 +108,14 @@ export async function publishReply(redis: RedisClient, prefix: string, inbox: st
  * Adds a job addressed to `inbox` and waits for its answer (ReplyTimeout after `timeoutMs`). The one
  * request/response path of the agent, and of the benchmark's bare round trip (bench/agent.ts).
  */
-export async function request<T extends Addressed, R>(queue: Queue<T>, inbox: ReplyInbox, name: string, job: T, jobId: string, timeoutMs: number): Promise<R> {
+export async function request<T extends Addressed, R>(
+  queue: Queue<T>,
+  inbox: ReplyInbox,
+  name: string,
+  job: T,
+  jobId: string,
+  timeoutMs: number,
+): Promise<R> {
   const answer = inbox.expect<R>(jobId, timeoutMs);
   // Queue<T>'s add() types the name and data through BullMQ's generics; the payload is T itself.
   const added = (queue as unknown as Queue).add(name, { ...job, reply_to: inbox.id }, { jobId }).then(

@@ -96,7 +96,11 @@ export async function applyDeck(collections: DeckCollections, input: Readable, o
 }
 
 /** applyDeck over records already split (readDeck, or a test's own). */
-export async function applyDeckRecords(collections: DeckCollections, records: AsyncIterable<DeckRecord>, options: ApplyDeckOptions): Promise<DeckReport> {
+export async function applyDeckRecords(
+  collections: DeckCollections,
+  records: AsyncIterable<DeckRecord>,
+  options: ApplyDeckOptions,
+): Promise<DeckReport> {
   const run = new DeckRun(collections, options);
   return run.run(records);
 }
@@ -134,7 +138,8 @@ class DeckRun {
       this.collections.pricelists.findOne({ pricelist_tag }, { projection: { _id: 1 } }),
       this.collections.carriers.findOne({ carrier_tag }, { projection: { _id: 1 } }),
     ]);
-    if (!pricelist) throw new DeckError(`pricelist_tag: no pricelist ${JSON.stringify(pricelist_tag)}`, 'INVALID_REFERENCE', 'pricelist_tag');
+    if (!pricelist)
+      throw new DeckError(`pricelist_tag: no pricelist ${JSON.stringify(pricelist_tag)}`, 'INVALID_REFERENCE', 'pricelist_tag');
     if (!carrier) throw new DeckError(`carrier_tag: no carrier ${JSON.stringify(carrier_tag)}`, 'INVALID_REFERENCE', 'carrier_tag');
     try {
       await this.readExistingKeys();
@@ -178,7 +183,11 @@ class DeckRun {
     let parsed: DeckLine;
     if (record.error !== undefined || !record.row) {
       const named = record.prefixCell === undefined ? null : deckPrefix(record.prefixCell);
-      parsed = { ok: false, reason: record.error ?? 'BAD_USER_INPUT: unreadable line', prefix: named && 'prefix' in named ? named.prefix : null };
+      parsed = {
+        ok: false,
+        reason: record.error ?? 'BAD_USER_INPUT: unreadable line',
+        prefix: named && 'prefix' in named ? named.prefix : null,
+      };
     } else {
       parsed = deckLine(record.row);
     }
@@ -234,7 +243,11 @@ class DeckRun {
   }
 
   private planDeckLine(before: PricelistRateDoc | null, rate: DeckRate) {
-    return planLine(before, rate, this.at, { pricelist_tag: this.options.pricelist_tag, carrier_tag: this.options.carrier_tag, newId: this.newId });
+    return planLine(before, rate, this.at, {
+      pricelist_tag: this.options.pricelist_tag,
+      carrier_tag: this.options.carrier_tag,
+      newId: this.newId,
+    });
   }
 
   /** Prefixes of the (pricelist, carrier) the deck does not name: their validity ends at T. */
@@ -245,7 +258,8 @@ class DeckRun {
       const docs = await findByIds(this.rates, ids.slice(i, i + this.chunkSize));
       const planned: Planned[] = [];
       for (const doc of docs) {
-        if (doc.pricelist_tag !== this.options.pricelist_tag || doc.carrier_tag !== this.options.carrier_tag || this.inDeck.has(doc.prefix)) continue;
+        if (doc.pricelist_tag !== this.options.pricelist_tag || doc.carrier_tag !== this.options.carrier_tag || this.inDeck.has(doc.prefix))
+          continue;
         const plan = planRemoval(doc, this.at);
         if (plan.kind === 'none') continue;
         planned.push({ prefix: doc.prefix, before: doc, after: plan.kind === 'delete' ? null : plan.doc, verdict: 'removed' });
@@ -292,7 +306,11 @@ class DeckRun {
   private async settle(first: Planned): Promise<void> {
     let p: Planned | null = first;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const current = await this.rates.findOne({ pricelist_tag: this.options.pricelist_tag, carrier_tag: this.options.carrier_tag, prefix: p.prefix });
+      const current = await this.rates.findOne({
+        pricelist_tag: this.options.pricelist_tag,
+        carrier_tag: this.options.carrier_tag,
+        prefix: p.prefix,
+      });
       if (sameState(current, p.after)) {
         this.count(p.verdict);
         return;
@@ -310,7 +328,9 @@ class DeckRun {
         if (!(err instanceof MongoBulkWriteError)) throw err;
       }
     }
-    throw new Error(`rate ${this.options.pricelist_tag}/${this.options.carrier_tag}/${first.prefix} kept changing while the deck was written; run the deck again`);
+    throw new Error(
+      `rate ${this.options.pricelist_tag}/${this.options.carrier_tag}/${first.prefix} kept changing while the deck was written; run the deck again`,
+    );
   }
 
   /** A write planned again from the stored document; null when nothing is left to do (counted here). */
@@ -341,6 +361,14 @@ class DeckRun {
 
   private progress(phase: DeckProgress['phase']): void {
     const r = this.report;
-    this.options.onProgress?.({ phase, lines: r.lines, added: r.added, changed: r.changed, unchanged: r.unchanged, removed: r.removed, rejected: r.rejected_count });
+    this.options.onProgress?.({
+      phase,
+      lines: r.lines,
+      added: r.added,
+      changed: r.changed,
+      unchanged: r.unchanged,
+      removed: r.removed,
+      rejected: r.rejected_count,
+    });
   }
 }

@@ -34,5 +34,16 @@
  */
 export { applyDeck, applyDeckRecords, casFilter, type ApplyDeckOptions } from './apply';
 export { DeckError, deckLine, deckPrefix, headerProblems, parseEffective, readDeck, type DeckLine, type DeckRecord } from './parse';
-export { cutAt, planLine, planRemoval, sameState, versionAt, versionsOf, type DeckRate, type LinePlan, type LineVerdict, type RemovalPlan } from './plan';
+export {
+  cutAt,
+  planLine,
+  planRemoval,
+  sameState,
+  versionAt,
+  versionsOf,
+  type DeckRate,
+  type LinePlan,
+  type LineVerdict,
+  type RemovalPlan,
+} from './plan';
 export { emptyReport, summaryLine, type DeckProgress, type DeckReport, type RejectedLine } from './report';

@@ -46,7 +46,8 @@ export function deckPrefix(cell: string | undefined): { prefix: string } | { rea
     if (err instanceof ServiceError) return { reason: err.message };
     throw err;
   }
-  if (!/^[0-9]+$/.test(normalized)) return { reason: 'prefix: must be digits (after dropping spaces, "-", ".", "(", ")" and a leading "+")' };
+  if (!/^[0-9]+$/.test(normalized))
+    return { reason: 'prefix: must be digits (after dropping spaces, "-", ".", "(", ")" and a leading "+")' };
   return { prefix: normalized };
 }
 
@@ -55,7 +56,11 @@ function integerCell(field: string, cell: string | undefined): number | null {
   const raw = (cell ?? '').trim();
   if (raw === '') return null;
   if (!/^[0-9]+$/.test(raw)) {
-    throw new ServiceError('BAD_USER_INPUT', /^[+-]?[0-9]*[.,][0-9]+$|^-/.test(raw) ? `${field}: must be a non-negative integer in minor units` : `${field}: must be an integer`, { field });
+    throw new ServiceError(
+      'BAD_USER_INPUT',
+      /^[+-]?[0-9]*[.,][0-9]+$|^-/.test(raw) ? `${field}: must be a non-negative integer in minor units` : `${field}: must be an integer`,
+      { field },
+    );
   }
   const value = Number(raw);
   if (!Number.isSafeInteger(value)) throw new ServiceError('BAD_USER_INPUT', `${field}: must be an integer`, { field });
@@ -145,7 +150,11 @@ export async function* readDeck(input: Readable): AsyncGenerator<DeckRecord> {
     }
     if (record.length !== columns.length) {
       const prefixCell = record[columns.indexOf('prefix')];
-      yield { line: info.lines, error: `BAD_USER_INPUT: expected ${columns.length} cells but got ${record.length}`, ...(prefixCell !== undefined ? { prefixCell } : {}) };
+      yield {
+        line: info.lines,
+        error: `BAD_USER_INPUT: expected ${columns.length} cells but got ${record.length}`,
+        ...(prefixCell !== undefined ? { prefixCell } : {}),
+      };
       continue;
     }
     const row: Record<string, string | undefined> = {};

@@ -72,7 +72,10 @@ export function cutAt(versions: readonly RateVersion[], at: Date): RateVersion[]
 }
 
 /** A document whose current version is the last of `versions` and whose earlier ones are the rest. */
-function withVersions(doc: Pick<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag' | 'prefix'>, versions: readonly RateVersion[]): PricelistRateDoc {
+function withVersions(
+  doc: Pick<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag' | 'prefix'>,
+  versions: readonly RateVersion[],
+): PricelistRateDoc {
   const current = versions[versions.length - 1];
   return {
     _id: doc._id,
@@ -104,7 +107,10 @@ export function planLine(
   if (!existing) {
     return {
       verdict: 'added',
-      doc: withVersions({ _id: target.newId(), pricelist_tag: target.pricelist_tag, carrier_tag: target.carrier_tag, prefix: line.prefix }, [newVersion(line, at)]),
+      doc: withVersions(
+        { _id: target.newId(), pricelist_tag: target.pricelist_tag, carrier_tag: target.carrier_tag, prefix: line.prefix },
+        [newVersion(line, at)],
+      ),
     };
   }
   const valid = versionAt(existing, at);

@@ -38,7 +38,17 @@ export interface DeckProgress {
 }
 
 export function emptyReport(effective: Date, dryRun: boolean): DeckReport {
-  return { added: 0, changed: 0, unchanged: 0, removed: 0, rejected: [], rejected_count: 0, lines: 0, dry_run: dryRun, effective: effective.toISOString() };
+  return {
+    added: 0,
+    changed: 0,
+    unchanged: 0,
+    removed: 0,
+    rejected: [],
+    rejected_count: 0,
+    lines: 0,
+    dry_run: dryRun,
+    effective: effective.toISOString(),
+  };
 }
 
 /** The CLI's last line: `rates import: 3 added, 1 changed, 10 unchanged, 2 removed, 0 rejected`. */

@@ -15,11 +15,7 @@ export function runningCost(entry: RunningTransaction, now: Date): bigint {
 }
 
 /** Balance minus what the account's running transactions already owe (docs/DESIGN.md section 3). */
-export function availableBalance(
-  balance: bigint,
-  running: readonly RunningTransaction[],
-  now: Date,
-): bigint {
+export function availableBalance(balance: bigint, running: readonly RunningTransaction[], now: Date): bigint {
   let owed = 0n;
   for (const entry of running) owed += runningCost(entry, now);
   return balance - owed;

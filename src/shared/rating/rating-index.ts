@@ -48,12 +48,10 @@ function versionsOf(doc: PricelistRateDoc): PricelistRateDoc[] {
   if (!previous || previous.length === 0) return [doc];
   const base = { _id: doc._id, pricelist_tag: doc.pricelist_tag, carrier_tag: doc.carrier_tag, prefix: doc.prefix };
   return [
-    ...previous.map(
-      (v): PricelistRateDoc => ({
-        ...base,
-        ...versionOf(v),
-      }),
-    ),
+    ...previous.map((v): PricelistRateDoc => ({
+      ...base,
+      ...versionOf(v),
+    })),
     doc,
   ];
 }
@@ -123,11 +121,7 @@ export class RatingIndex {
    * Every lookup (route, bestRate) comes through here, so a SIP/TEL URI or a formatted number
    * rates like its bare digits (docs/DESIGN.md section 4).
    */
-  matchingPrefixRates(
-    pricelistTags: readonly string[] | null,
-    destination: string,
-    at: Date,
-  ): PrefixMatch | null {
+  matchingPrefixRates(pricelistTags: readonly string[] | null, destination: string, at: Date): PrefixMatch | null {
     if (!Number.isFinite(at.getTime())) throw new RangeError('route: invalid date');
     const lists: PricelistIndex[] = [];
     let longest = 0;
@@ -181,14 +175,12 @@ export class RatingIndex {
       const kept = perCarrier.get(tag);
       if (!kept || comparePrice(r.rate, kept.rate) < 0) perCarrier.set(tag, r);
     }
-    const candidates = [...perCarrier.values()].map(
-      (r): RouteCandidate => ({
-        rate: r.rate,
-        carrier: r.carrier,
-        carrierIp: carrierAddress(r.carrier),
-        routeString: carrierRouteString(r.carrier),
-      }),
-    );
+    const candidates = [...perCarrier.values()].map((r): RouteCandidate => ({
+      rate: r.rate,
+      carrier: r.carrier,
+      carrierIp: carrierAddress(r.carrier),
+      routeString: carrierRouteString(r.carrier),
+    }));
     return orderCandidates(candidates, query.carrierTags, query.carrierTagsOverride);
   }
 

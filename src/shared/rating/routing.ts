@@ -30,10 +30,7 @@ export interface RouteQuery {
 }
 
 /** Inclusive start, exclusive end; null bounds are open. */
-export function isRateValidAt(
-  rate: Pick<PricelistRateDoc, 'datetime_start' | 'datetime_end'>,
-  at: Date,
-): boolean {
+export function isRateValidAt(rate: Pick<PricelistRateDoc, 'datetime_start' | 'datetime_end'>, at: Date): boolean {
   const t = at.getTime();
   if (rate.datetime_start !== null && rate.datetime_start !== undefined) {
     if (rate.datetime_start.getTime() > t) return false;
@@ -83,10 +80,7 @@ function compareNumbers(a: number, b: number): number {
 }
 
 /** Price order: ascending rate, then connect fee. */
-export function comparePrice(
-  a: { rate: number; connect_fee: number },
-  b: { rate: number; connect_fee: number },
-): number {
+export function comparePrice(a: { rate: number; connect_fee: number }, b: { rate: number; connect_fee: number }): number {
   return compareNumbers(a.rate, b.rate) || compareNumbers(a.connect_fee, b.connect_fee);
 }
 
@@ -127,8 +121,5 @@ export function orderCandidates(
   const preferred = preferredTags.filter((tag) => byTag.has(tag));
   if (preferred.length === 0) return sorted;
   const front = new Set(preferred);
-  return [
-    ...preferred.map((tag) => byTag.get(tag) as RouteCandidate),
-    ...sorted.filter((c) => !front.has(c.carrier.carrier_tag)),
-  ];
+  return [...preferred.map((tag) => byTag.get(tag) as RouteCandidate), ...sorted.filter((c) => !front.has(c.carrier.carrier_tag))];
 }

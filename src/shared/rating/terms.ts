@@ -45,7 +45,9 @@ export function termsOf(from: RateTerms): RateTerms {
 }
 
 /** A copy of a rate version (terms, description, window; absent bounds and description as null): later changes to `from` never leak. */
-export function versionOf(from: RateTerms & { datetime_start?: Date | null; datetime_end?: Date | null; description?: string | null }): RateVersion {
+export function versionOf(
+  from: RateTerms & { datetime_start?: Date | null; datetime_end?: Date | null; description?: string | null },
+): RateVersion {
   return {
     datetime_start: from.datetime_start ? new Date(from.datetime_start.getTime()) : null,
     datetime_end: from.datetime_end ? new Date(from.datetime_end.getTime()) : null,
@@ -61,5 +63,11 @@ export function sameTerms(a: RateTerms & { description?: string | null }, b: Rat
 
 /** The copy of a rate kept on a running entry and a record: the call keeps the price it was rated at. */
 export function snapshotOf(rate: RateSnapshot): RateSnapshot {
-  return { pricelist_tag: rate.pricelist_tag, carrier_tag: rate.carrier_tag, prefix: rate.prefix, description: rate.description ?? null, ...termsOf(rate) };
+  return {
+    pricelist_tag: rate.pricelist_tag,
+    carrier_tag: rate.carrier_tag,
+    prefix: rate.prefix,
+    description: rate.description ?? null,
+    ...termsOf(rate),
+  };
 }

@@ -77,7 +77,15 @@ async function startMongod(binary: string, options: MongoServerOptions) {
   const port = await freePort(options.host);
   const dir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'rating-mongod-'));
   mkdirSync(dir, { recursive: true });
-  const [command, args] = withParentDeathSignal(binary, ['--bind_ip', options.host, '--port', String(port), '--dbpath', path.resolve(dir), '--quiet']);
+  const [command, args] = withParentDeathSignal(binary, [
+    '--bind_ip',
+    options.host,
+    '--port',
+    String(port),
+    '--dbpath',
+    path.resolve(dir),
+    '--quiet',
+  ]);
   // Its own process group when setpriv stops it with us: Ctrl-C reaches the service only (see startRedisServer).
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'], detached: command !== binary });
   const url = `mongodb://${options.host}:${port}`;

@@ -21,7 +21,10 @@ export function ensureRedisServer(logger?: Logger): string {
   }
   logger?.info('redis-server not found; installing the Debian package redis-server');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', '--no-install-recommends', 'redis-server']]) {
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', '--no-install-recommends', 'redis-server'],
+  ]) {
     const result = spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env });
     if (result.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed; install redis-server by hand or set REDIS_URL`);
   }
@@ -46,19 +49,28 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Run
   const port = await freePort(options.host);
   const dir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'rating-redis-'));
   mkdirSync(dir, { recursive: true });
-  const persistence = options.dataDir
-    ? ['--appendonly', 'yes', '--appendfsync', 'everysec']
-    : ['--appendonly', 'no', '--save', ''];
+  const persistence = options.dataDir ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no', '--save', ''];
   // The processes of this machine talk over the socket (cheaper per command than loopback TCP); the TCP
   // port stays for tools. A socket path is limited to 107 bytes: a deeper data directory keeps TCP.
   const socket = path.resolve(dir, 'redis.sock');
   const useSocket = Buffer.byteLength(socket) <= MAX_SOCKET_PATH;
   const [command, args] = withParentDeathSignal(binary, [
-    '--bind', options.host, '--port', String(port), '--dir', path.resolve(dir),
+    '--bind',
+    options.host,
+    '--port',
+    String(port),
+    '--dir',
+    path.resolve(dir),
     ...(useSocket ? ['--unixsocket', socket, '--unixsocketperm', '700'] : []),
-    '--daemonize', 'no', '--protected-mode', 'no', '--loglevel', 'warning',
+    '--daemonize',
+    'no',
+    '--protected-mode',
+    'no',
+    '--loglevel',
+    'warning',
     // BullMQ requires that queue keys are never evicted.
-    '--maxmemory-policy', 'noeviction',
+    '--maxmemory-policy',
+    'noeviction',
     ...persistence,
   ]);
   // Its own process group when the kernel stops it with us (setpriv): a terminal's Ctrl-C, sent to the whole

@@ -62,8 +62,10 @@ interface Kind<V> {
   graphql: string;
 }
 
-const text = (minLength: number, maxLength: number) => (nullable: boolean): JsonSchema =>
-  nullable ? { type: ['string', 'null'], maxLength } : { type: 'string', minLength, maxLength };
+const text =
+  (minLength: number, maxLength: number) =>
+  (nullable: boolean): JsonSchema =>
+    nullable ? { type: ['string', 'null'], maxLength } : { type: 'string', minLength, maxLength };
 
 // As src/shared/validation/text.ts measures an address: a host, brackets and a port.
 const ADDRESS_MAX = TextLimits.HOST + 8;
@@ -108,7 +110,11 @@ export const kinds: { [K in FieldKind]: Kind<KindValues[K]> } = {
     parse: timestamp,
     schema: (nullable) => ({
       oneOf: [
-        { type: 'string', maxLength: MAX_TIMESTAMP_LENGTH, description: 'YYYY-MM-DDTHH:MM:SS[.fff][Z] (UTC), or epoch seconds in decimal (1763912345.123456)' },
+        {
+          type: 'string',
+          maxLength: MAX_TIMESTAMP_LENGTH,
+          description: 'YYYY-MM-DDTHH:MM:SS[.fff][Z] (UTC), or epoch seconds in decimal (1763912345.123456)',
+        },
         { type: 'number', minimum: EPOCH_MIN_SECONDS, exclusiveMaximum: EPOCH_MAX_SECONDS + 1, description: 'epoch seconds' },
         ...(nullable ? [{ type: 'null' }] : []),
       ],

@@ -43,7 +43,8 @@ const WHITESPACE = /\s/;
 // An address as mail servers take it, not as RFC 5322 allows in headers: the local part's atoms
 // (letters, digits and ! # $ % & ' * + / = ? ^ _ ` { | } ~ -, dot-separated), a domain of labels.
 // Display forms (`<a@b.c>`, `"Name" <a@b.c>`) and quoted local parts are refused.
-const EMAIL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
 const MOBILE = /^\+?[0-9(][0-9 ().-]{1,30}[0-9]$/;
 const HOSTNAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 const PORT = /^[0-9]{1,5}$/;
@@ -179,7 +180,8 @@ export const address: Parse<string> = (field, value) => {
 /** An e-mail address: `name@domain.tld`, at most 254 characters, no whitespace. */
 export const email: Parse<string> = (field, value) => {
   const s = str(field, value);
-  if (textProblem(s, 1, TextLimits.EMAIL) !== null || !EMAIL.test(s)) throw badInput(field, 'must be an e-mail address like name@example.com');
+  if (textProblem(s, 1, TextLimits.EMAIL) !== null || !EMAIL.test(s))
+    throw badInput(field, 'must be an e-mail address like name@example.com');
   return s;
 };
 

@@ -18,7 +18,8 @@ export interface AlertResult {
  * without retries.
  */
 export function alertProcessor(ctx: AppContext, channels: Channel[] = channelsFromConfig(ctx.config)) {
-  if (channels.length === 0) ctx.logger.warn('no alert channel configured (SMTP_URL, SMS_GATEWAY_URL, ALERT_WEBHOOK_URL): alerts are only logged');
+  if (channels.length === 0)
+    ctx.logger.warn('no alert channel configured (SMTP_URL, SMS_GATEWAY_URL, ALERT_WEBHOOK_URL): alerts are only logged');
   return async (job: Job<AlertJob>): Promise<AlertResult> => {
     const deliveryId = job.id ?? `${job.name}-${job.timestamp}`;
     const delivered = [...(job.data.delivered ?? [])];

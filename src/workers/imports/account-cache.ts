@@ -36,12 +36,19 @@ export class ImportAccountCache {
     private readonly maxAgeMs = IMPORT_ACCOUNTS_MAX_AGE_MS,
   ) {}
 
-  static async start(ctx: Pick<AppContext, 'redis' | 'config' | 'newRedis'>, maxAgeMs = IMPORT_ACCOUNTS_MAX_AGE_MS): Promise<ImportAccountCache> {
+  static async start(
+    ctx: Pick<AppContext, 'redis' | 'config' | 'newRedis'>,
+    maxAgeMs = IMPORT_ACCOUNTS_MAX_AGE_MS,
+  ): Promise<ImportAccountCache> {
     return new ImportAccountCache(await AnnouncedVersion.start(ctx, 'account-settings', VERSION_RECHECK_MS), maxAgeMs);
   }
 
   /** The accounts of `tags` and their linked accounts, without debit state: from memory, reading those it lacks. */
-  async accountsFor(accounts: Collections['accounts'], importId: string, tags: Iterable<string>): Promise<ReadonlyMap<string, BatchAccount>> {
+  async accountsFor(
+    accounts: Collections['accounts'],
+    importId: string,
+    tags: Iterable<string>,
+  ): Promise<ReadonlyMap<string, BatchAccount>> {
     const version = await this.version.current();
     const now = Date.now();
     this.forgetIdle(now);

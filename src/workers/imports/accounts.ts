@@ -5,7 +5,14 @@ import { chunks } from '../../shared/chunks';
 /** What a batch needs of an account: rating preferences, links, and (a batch that debits) the state its debit is conditional on. */
 export type BatchAccount = Pick<
   AccountDoc,
-  'account_tag' | 'active' | 'pricelist_tags' | 'carrier_tags' | 'carrier_tags_override' | 'linked_accounts' | 'ledger_rev' | 'import_marker'
+  | 'account_tag'
+  | 'active'
+  | 'pricelist_tags'
+  | 'carrier_tags'
+  | 'carrier_tags_override'
+  | 'linked_accounts'
+  | 'ledger_rev'
+  | 'import_marker'
 >;
 
 /**
@@ -38,7 +45,9 @@ export async function loadAccounts(
   while (wanted.length > 0) {
     for (const t of wanted) asked.add(t);
     const toRead = wanted.filter((t) => !known.has(t));
-    const batches = await Promise.all(chunks(toRead).map((part) => accounts.find({ account_tag: { $in: part } }, { projection }).toArray()));
+    const batches = await Promise.all(
+      chunks(toRead).map((part) => accounts.find({ account_tag: { $in: part } }, { projection }).toArray()),
+    );
     const next = new Set<string>();
     for (const doc of [...wanted.flatMap((t) => known.get(t) ?? []), ...batches.flat()]) {
       found.set(doc.account_tag, doc as BatchAccount);

@@ -64,7 +64,9 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   }
   const clock = phaseClock();
   const accountsRead =
-    job.deadline !== null ? loadAccounts(accounts, tags) : (deps.importAccounts?.accountsFor(accounts, job.import_id, tags) ?? loadAccounts(accounts, tags, false));
+    job.deadline !== null
+      ? loadAccounts(accounts, tags)
+      : (deps.importAccounts?.accountsFor(accounts, job.import_id, tags) ?? loadAccounts(accounts, tags, false));
   const [accountMap, index] = await Promise.all([accountsRead, deps.rating.index()]);
   clock.lap('read_accounts');
   // After the read, so that any other execution's debit comes after it and shows as a changed `ledger_rev`.
@@ -94,21 +96,36 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
     // batches itself: it finishes that way, or its settlement would charge those accounts again.
     const started = first ? null : await readBatchDebits(ctx.mongo.collections, batchId, [...debits.keys()]);
     if (!started || ![...started.values()].some((s) => s.applied)) {
-      await storeDeferredBatchResult(ctx.mongo.db, batchId, jobTimestamp, result, [...debits].map(([account_tag, amount]) => ({ account_tag, amount })));
+      await storeDeferredBatchResult(
+        ctx.mongo.db,
+        batchId,
+        jobTimestamp,
+        result,
+        [...debits].map(([account_tag, amount]) => ({ account_tag, amount })),
+      );
       clock.lap('store_result');
-      ctx.logger.debug({ batch: batchId, lines: result.lines, rated: result.rated, accounts_to_settle: debits.size, phase_ms: clock.phases }, 'import batch done');
+      ctx.logger.debug(
+        { batch: batchId, lines: result.lines, rated: result.rated, accounts_to_settle: debits.size, phase_ms: clock.phases },
+        'import batch done',
+      );
       return result;
     }
     await debitNow(deps, batchId, jobTimestamp, result, debits, started, clock);
     return result;
   }
-  const initial = first ? initialFromRead(accountMap, batchId, debits) : await readBatchDebits(ctx.mongo.collections, batchId, [...debits.keys()]);
+  const initial = first
+    ? initialFromRead(accountMap, batchId, debits)
+    : await readBatchDebits(ctx.mongo.collections, batchId, [...debits.keys()]);
   await debitNow(deps, batchId, jobTimestamp, result, debits, initial, clock);
   return concludeAgentBatch(deps, job, batchId, result);
 }
 
 /** The debit state of each account from the read made before the batch was first claimed (no debit of it can exist). */
-function initialFromRead(accountMap: ReadonlyMap<string, Pick<AccountDoc, 'ledger_rev' | 'import_marker'>>, batchId: string, debits: ReadonlyMap<string, bigint>): Map<string, BatchDebitStateOf> {
+function initialFromRead(
+  accountMap: ReadonlyMap<string, Pick<AccountDoc, 'ledger_rev' | 'import_marker'>>,
+  batchId: string,
+  debits: ReadonlyMap<string, bigint>,
+): Map<string, BatchDebitStateOf> {
   const initial = new Map<string, BatchDebitStateOf>();
   for (const tag of debits.keys()) {
     const account = accountMap.get(tag);
@@ -133,7 +150,17 @@ async function debitNow(
   await storeBatchResult(ctx.mongo.db, batchId, jobTimestamp, result);
   clock.lap('store_result');
   // Per-phase milliseconds: bench:import --profile sums them to show where an import's time goes.
-  ctx.logger.debug({ batch: batchId, lines: result.lines, rated: result.rated, accounts_debited: debits.size, debit_conflicts: conflicts, phase_ms: clock.phases }, 'import batch done');
+  ctx.logger.debug(
+    {
+      batch: batchId,
+      lines: result.lines,
+      rated: result.rated,
+      accounts_debited: debits.size,
+      debit_conflicts: conflicts,
+      phase_ms: clock.phases,
+    },
+    'import batch done',
+  );
 }
 
 /**
@@ -141,7 +168,12 @@ async function debitNow(
  * (src/shared/outcomes.ts, under the batch id); abandoned, by the agent or here past the deadline,
  * it is taken back, and every line answers TIMEOUT.
  */
-async function concludeAgentBatch(deps: TransactionDeps, job: ImportBatchJob, batchId: string, result: ImportBatchResult): Promise<ImportBatchResult> {
+async function concludeAgentBatch(
+  deps: TransactionDeps,
+  job: ImportBatchJob,
+  batchId: string,
+  result: ImportBatchResult,
+): Promise<ImportBatchResult> {
   const ref = { jobId: batchId, op: 'record-batch', account_tag: job.lines[0]?.account_tag ?? '', transaction_tag: '' };
   const { state } = await decideByDeadline(deps, ref, job.deadline ?? 0, done());
   if (state === 'abandoned') return undoAgentBatch(deps, batchId, job.lines);
@@ -165,9 +197,18 @@ function storedRecordsOf(deps: TransactionDeps, batchId: string): Promise<OwnRec
  */
 async function writeOwn(deps: TransactionDeps, records: PlannedRecord[], first: boolean, batchId: string): Promise<PlannedRecord[]> {
   const { transactions } = deps.ctx.mongo.collections;
-  const duplicates = await insertRecords(transactions, records.map((r) => r.doc));
+  const duplicates = await insertRecords(
+    transactions,
+    records.map((r) => r.doc),
+  );
   const dupRecords = records.filter((_, i) => duplicates.has(i));
-  const stored = dupRecords.length > 0 ? await existingFees(transactions, dupRecords.map((r) => r.doc)) : new Map<string, bigint>();
+  const stored =
+    dupRecords.length > 0
+      ? await existingFees(
+          transactions,
+          dupRecords.map((r) => r.doc),
+        )
+      : new Map<string, bigint>();
   if (first && stored.size > 0) {
     throw new UnrecoverableError(
       `import batch ${batchId}: ${stored.size} of its records exist but the batch has no claim (import_batches document removed?); ` +
@@ -207,7 +248,8 @@ function summarize(batchId: string, job: ImportBatchJob, plans: LinePlan[], own:
       rated += 1;
       charged += callerRecord.fee;
       chargedLinked += linkedFees.get(callKey(caller, tag)) ?? 0n;
-    } else if (plan.kind === 'refused') refused.push({ line, reason: plan.reason, ...(plan.account_tag ? { account_tag: plan.account_tag } : {}) });
+    } else if (plan.kind === 'refused')
+      refused.push({ line, reason: plan.reason, ...(plan.account_tag ? { account_tag: plan.account_tag } : {}) });
     else duplicateLines.push(line);
   });
   return {

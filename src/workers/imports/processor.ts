@@ -16,7 +16,14 @@ export function importProcessor(deps: TransactionDeps) {
     const data = job.data;
     if (isSettlementJob(data)) {
       const clock = phaseClock();
-      const result = await settleImportBatches(deps.ctx.mongo.collections, deps.ctx.mongo.db, data.settlement_id, data.import_id, data.batches, (phase) => clock.lap(phase));
+      const result = await settleImportBatches(
+        deps.ctx.mongo.collections,
+        deps.ctx.mongo.db,
+        data.settlement_id,
+        data.import_id,
+        data.batches,
+        (phase) => clock.lap(phase),
+      );
       deps.ctx.logger.debug({ jobId: job.id, ...result, phase_ms: clock.phases }, 'import batches settled');
       return result;
     }

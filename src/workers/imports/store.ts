@@ -3,7 +3,6 @@ import { bulkRefusals, isDuplicateKeyError } from '../../shared/mongo-errors';
 import { chunks } from '../../shared/chunks';
 import type { ImportRecordDoc } from './plan';
 
-
 /**
  * Inserts records with one unordered insertMany. Returns the positions refused as duplicates (the
  * unique `_id` or (account_tag, transaction_tag) index): those calls are recorded already, by this
@@ -26,10 +25,18 @@ export async function insertRecords(transactions: Collections['transactions'], d
  * Which of these records exist (written by an earlier execution of this batch), with their fees as
  * stored. By `_id`, and by account too (the shard key, docs/SCALING.md): a record's `_id` derives from its account.
  */
-export async function existingFees(transactions: Collections['transactions'], docs: Array<Pick<ImportRecordDoc, '_id' | 'account_tag'>>): Promise<Map<string, bigint>> {
+export async function existingFees(
+  transactions: Collections['transactions'],
+  docs: Array<Pick<ImportRecordDoc, '_id' | 'account_tag'>>,
+): Promise<Map<string, bigint>> {
   const found = await Promise.all(
     chunks(docs).map((part) =>
-      transactions.find({ _id: { $in: part.map((d) => d._id) }, account_tag: { $in: [...new Set(part.map((d) => d.account_tag))] } }, { projection: { _id: 1, fee: 1 } }).toArray(),
+      transactions
+        .find(
+          { _id: { $in: part.map((d) => d._id) }, account_tag: { $in: [...new Set(part.map((d) => d.account_tag))] } },
+          { projection: { _id: 1, fee: 1 } },
+        )
+        .toArray(),
     ),
   );
   return new Map(found.flat().map((doc) => [doc._id, doc.fee]));

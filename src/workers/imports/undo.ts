@@ -10,7 +10,11 @@ import { refundRecord } from '../transactions/refund';
  * debit is in the ledger), and deleted; then the batch's result says every line timed out, so that a
  * rollback waiting on it stops waiting and a resubmission records the calls afresh.
  */
-export async function undoAgentBatch(deps: TransactionDeps, batchId: string, lines: ReadonlyArray<Pick<ImportLine, 'line'>>): Promise<ImportBatchResult> {
+export async function undoAgentBatch(
+  deps: TransactionDeps,
+  batchId: string,
+  lines: ReadonlyArray<Pick<ImportLine, 'line'>>,
+): Promise<ImportBatchResult> {
   const { transactions } = deps.ctx.mongo.collections;
   for (const record of await transactions.find({ charge_op: batchId }).toArray()) await refundRecord(deps, record);
   const result = timedOutBatchResult(batchId, lines);

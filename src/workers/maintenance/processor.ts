@@ -21,7 +21,10 @@ export function maintenanceProcessor(deps: TransactionDeps) {
         return result;
       }
       case 'scan-exhausted-calls': {
-        const result = { ...(await scanExhaustedCalls(ctx)), expiredReservations: await sweepExpiredReservations(ctx.mongo.collections.accounts) };
+        const result = {
+          ...(await scanExhaustedCalls(ctx)),
+          expiredReservations: await sweepExpiredReservations(ctx.mongo.collections.accounts),
+        };
         ctx.logger.debug({ jobId: job.id, ...result }, 'exhausted calls checked');
         return result;
       }
@@ -29,8 +32,13 @@ export function maintenanceProcessor(deps: TransactionDeps) {
         const report = await auditLedger(ctx.mongo.collections);
         await storeAudit(ctx.mongo.db, report);
         const figures = { jobId: job.id, ...report, differences: report.differences.length, calls: report.calls.length };
-        if (report.differences.length > 0) ctx.logger.error({ ...figures, accounts: report.differences.map((d) => d.account_tag).slice(0, 20) }, 'ledger audit found differences');
-        if (report.calls.length > 0) ctx.logger.error({ ...figures, findings: report.calls.slice(0, 20) }, 'ledger audit: calls charged wrongly');
+        if (report.differences.length > 0)
+          ctx.logger.error(
+            { ...figures, accounts: report.differences.map((d) => d.account_tag).slice(0, 20) },
+            'ledger audit found differences',
+          );
+        if (report.calls.length > 0)
+          ctx.logger.error({ ...figures, findings: report.calls.slice(0, 20) }, 'ledger audit: calls charged wrongly');
         if (report.differences.length === 0 && report.calls.length === 0) ctx.logger.info(figures, 'ledger audit: no difference');
         return { ...figures };
       }

@@ -57,7 +57,18 @@ export interface RecoveryResult {
  * Ended calls whose processing job was lost are queued again by requeue-ended.ts.
  */
 export async function recoverInterrupted(deps: TransactionDeps, now: Date = new Date()): Promise<RecoveryResult> {
-  const result: RecoveryResult = { markersSettled: 0, beginsUndone: 0, endsUndone: 0, recordsFinished: 0, recordsUndone: 0, rollbacksFinished: 0, batchesUndone: 0, batchesSettled: 0, entriesSettled: 0, decisionsPruned: 0 };
+  const result: RecoveryResult = {
+    markersSettled: 0,
+    beginsUndone: 0,
+    endsUndone: 0,
+    recordsFinished: 0,
+    recordsUndone: 0,
+    rollbacksFinished: 0,
+    batchesUndone: 0,
+    batchesSettled: 0,
+    entriesSettled: 0,
+    decisionsPruned: 0,
+  };
   const cutoff = now.getTime() - takeoverAfterMs(deps);
   await settleMarkers(deps, cutoff, result);
   result.batchesSettled = await settleLeftBehind(deps.ctx.mongo.collections, deps.ctx.mongo.db, cutoff);
@@ -82,9 +93,15 @@ async function settleMarkers(deps: TransactionDeps, cutoff: number, result: Reco
     }
   }
   // Import batch debits keep their marker in one slot, settled by the next debit or here.
-  const slots = await accounts.find({ import_marker: { $ne: null } }, { projection: { _id: 0, account_tag: 1, import_marker: 1 } }).toArray();
+  const slots = await accounts
+    .find({ import_marker: { $ne: null } }, { projection: { _id: 0, account_tag: 1, import_marker: 1 } })
+    .toArray();
   const stale = slots.filter((a) => a.import_marker && a.import_marker.at.getTime() <= cutoff);
-  result.markersSettled += await settleImportSlots(deps.ctx.mongo.collections, deps.ctx.mongo.db, stale.map((a) => ({ tag: a.account_tag, marker: a.import_marker! })));
+  result.markersSettled += await settleImportSlots(
+    deps.ctx.mongo.collections,
+    deps.ctx.mongo.db,
+    stale.map((a) => ({ tag: a.account_tag, marker: a.import_marker! })),
+  );
 }
 
 /** The outcomes of these jobs, by id, in chunks. */
@@ -114,7 +131,10 @@ async function undecidedEntries(deps: TransactionDeps, cutoff: number, result: R
       }),
     );
     if (stale.length === 0) continue;
-    const decisions = await outcomesOf(deps, stale.map((s) => s.jobId));
+    const decisions = await outcomesOf(
+      deps,
+      stale.map((s) => s.jobId),
+    );
     for (const { recovery, entry, jobId } of stale) {
       const ref = { jobId, op: recovery.op, account_tag: entry.origin_account_tag, transaction_tag: entry.transaction_tag };
       if (await stands(deps, decisions.get(jobId), ref, { account_tag: account.account_tag, entry_id: entry.id })) {
@@ -147,11 +167,20 @@ async function pruneDecisions(deps: TransactionDeps, now: Date, cutoff: number):
 }
 
 /** The operations that leave records 'pending', by `charged_by`, each with its own recovery. */
-const RECORD_RECOVERIES: Readonly<Record<NonNullable<TransactionDoc['charged_by']>, RecordRecovery>> = { record: recordRecovery, processing: processingRecovery };
+const RECORD_RECOVERIES: Readonly<Record<NonNullable<TransactionDoc['charged_by']>, RecordRecovery>> = {
+  record: recordRecovery,
+  processing: processingRecovery,
+};
 
 async function interruptedRecords(deps: TransactionDeps, cutoff: number, result: RecoveryResult): Promise<void> {
   const records = await deps.ctx.mongo.collections.transactions.find(UNSETTLED_RECORDS).toArray();
-  const decisions = await outcomesOf(deps, records.flatMap((r) => { const job = r.charged_by ? RECORD_RECOVERIES[r.charged_by].jobOf(r) : null; return job ? [job] : []; }));
+  const decisions = await outcomesOf(
+    deps,
+    records.flatMap((r) => {
+      const job = r.charged_by ? RECORD_RECOVERIES[r.charged_by].jobOf(r) : null;
+      return job ? [job] : [];
+    }),
+  );
   for (const record of records) {
     if (record.state === 'rolling_back') {
       // Marked just before its refund; so for the takeover time, its rollback was interrupted.
@@ -175,7 +204,14 @@ async function undecidedAgentBatches(deps: TransactionDeps, cutoff: number, resu
   const cursor = importBatchesOf(db).find({ deadline: { $lt: cutoff }, decided_at: { $exists: false } });
   for await (const batch of cursor) {
     const known = await deps.ctx.mongo.collections.outcomes.findOne({ _id: batch._id });
-    const fate = known ?? (await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, { jobId: batch._id, op: 'record-batch', account_tag: '', transaction_tag: '' }));
+    const fate =
+      known ??
+      (await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, {
+        jobId: batch._id,
+        op: 'record-batch',
+        account_tag: '',
+        transaction_tag: '',
+      }));
     if (fate.state === 'done') {
       await markBatchDecided(db, batch._id);
       continue;

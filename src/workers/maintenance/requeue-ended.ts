@@ -31,7 +31,11 @@ export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date())
       // The end's own deadline (server time) when known; the client's timestamp_end otherwise.
       if (entry.end_deadline != null ? entry.end_deadline >= decidedBefore : entry.timestamp_end.getTime() >= before) continue;
       // Only an end decided 'done' is charged; an undecided or abandoned one is the recovery sweep's.
-      if (entry.end_job && (await ctx.mongo.collections.outcomes.findOne({ _id: entry.end_job }, { projection: { state: 1 } }))?.state !== 'done') continue;
+      if (
+        entry.end_job &&
+        (await ctx.mongo.collections.outcomes.findOne({ _id: entry.end_job }, { projection: { state: 1 } }))?.state !== 'done'
+      )
+        continue;
       const job = await ctx.queues.processing.getJob(processingJobId(entry.id));
       const state = job ? await job.getState() : 'missing';
       if (state === 'failed') await job!.retry('failed');
@@ -40,7 +44,10 @@ export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date())
         await enqueueProcessing(ctx, account.account_tag, entry);
       } else continue;
       requeued += 1;
-      ctx.logger.warn({ account_tag: account.account_tag, transaction_tag: entry.transaction_tag, job_state: state }, 'ended call was not processed: queued again');
+      ctx.logger.warn(
+        { account_tag: account.account_tag, transaction_tag: entry.transaction_tag, job_state: state },
+        'ended call was not processed: queued again',
+      );
     }
   }
   return requeued;

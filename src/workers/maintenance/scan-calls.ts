@@ -14,7 +14,15 @@ type ScannedAccount = Pick<
   'account_tag' | 'type' | 'balance' | 'notification_email' | 'notification_mobile' | 'running_transactions'
 >;
 
-const PROJECTION = { _id: 0, account_tag: 1, type: 1, balance: 1, notification_email: 1, notification_mobile: 1, running_transactions: 1 } as const;
+const PROJECTION = {
+  _id: 0,
+  account_tag: 1,
+  type: 1,
+  balance: 1,
+  notification_email: 1,
+  notification_mobile: 1,
+  running_transactions: 1,
+} as const;
 
 const callsInProgress = (account: ScannedAccount): RunningTransaction[] =>
   (account.running_transactions ?? []).filter((entry) => entry.in_progress && !isReservation(entry));
@@ -29,7 +37,10 @@ const callsInProgress = (account: ScannedAccount): RunningTransaction[] =>
 export async function scanRunningCalls(ctx: AppContext, now: Date = new Date()): Promise<ScanResult> {
   const result: ScanResult = { accounts: 0, longCalls: 0, exhaustedCalls: 0 };
   const staleBefore = now.getTime() - ctx.config.longCallSeconds * 1000;
-  const cursor = ctx.mongo.collections.accounts.find<ScannedAccount>({ 'running_transactions.in_progress': true }, { projection: PROJECTION });
+  const cursor = ctx.mongo.collections.accounts.find<ScannedAccount>(
+    { 'running_transactions.in_progress': true },
+    { projection: PROJECTION },
+  );
   for await (const account of cursor) {
     result.accounts += 1;
     for (const entry of callsInProgress(account)) {
@@ -50,10 +61,16 @@ export async function scanRunningCalls(ctx: AppContext, now: Date = new Date()):
  * the time of the next check. Looking one period ahead sends the push as the balance runs out rather
  * than up to a period after it. Reads only prepaid accounts with a call in progress.
  */
-export async function scanExhaustedCalls(ctx: AppContext, now: Date = new Date()): Promise<Pick<ScanResult, 'accounts' | 'exhaustedCalls'>> {
+export async function scanExhaustedCalls(
+  ctx: AppContext,
+  now: Date = new Date(),
+): Promise<Pick<ScanResult, 'accounts' | 'exhaustedCalls'>> {
   const result = { accounts: 0, exhaustedCalls: 0 };
   const nextCheck = new Date(now.getTime() + ctx.config.endCallScanSeconds * 1000);
-  const cursor = ctx.mongo.collections.accounts.find<ScannedAccount>({ type: 'PREPAID', 'running_transactions.in_progress': true }, { projection: PROJECTION });
+  const cursor = ctx.mongo.collections.accounts.find<ScannedAccount>(
+    { type: 'PREPAID', 'running_transactions.in_progress': true },
+    { projection: PROJECTION },
+  );
   for await (const account of cursor) {
     result.accounts += 1;
     result.exhaustedCalls += await endExhausted(ctx, account, nextCheck, now);
@@ -69,7 +86,16 @@ async function endExhausted(ctx: AppContext, account: ScannedAccount, at: Date, 
   // Only calls that cost something can be ended to stop the loss; an unpriced inbound leg cannot.
   const priced = callsInProgress(account).filter((e) => e.rate !== null && e.rate !== undefined);
   for (const entry of priced) {
-    await endCallAlert(ctx, { account_tag: account.account_tag, transaction_tag: entry.transaction_tag, available_balance: available, destination: entry.destination }, now);
+    await endCallAlert(
+      ctx,
+      {
+        account_tag: account.account_tag,
+        transaction_tag: entry.transaction_tag,
+        available_balance: available,
+        destination: entry.destination,
+      },
+      now,
+    );
   }
   return priced.length;
 }

@@ -19,11 +19,19 @@ export async function scheduleMaintenance(ctx: AppContext): Promise<void> {
     { name: SCAN_SCHEDULER_ID, data },
   );
   const endCalls: MaintenanceJob = { task: 'scan-exhausted-calls' };
-  await ctx.queues.maintenance.upsertJobScheduler(END_CALL_SCHEDULER_ID, { every: ctx.config.endCallScanSeconds * 1000 }, { name: END_CALL_SCHEDULER_ID, data: endCalls });
+  await ctx.queues.maintenance.upsertJobScheduler(
+    END_CALL_SCHEDULER_ID,
+    { every: ctx.config.endCallScanSeconds * 1000 },
+    { name: END_CALL_SCHEDULER_ID, data: endCalls },
+  );
   // The ledger audit reads every account, ledger entry and record: seldom (AUDIT_INTERVAL_SECONDS).
   if (ctx.config.auditIntervalSeconds > 0) {
     const audit: MaintenanceJob = { task: 'audit-ledger' };
-    await ctx.queues.maintenance.upsertJobScheduler(AUDIT_SCHEDULER_ID, { every: ctx.config.auditIntervalSeconds * 1000 }, { name: AUDIT_SCHEDULER_ID, data: audit });
+    await ctx.queues.maintenance.upsertJobScheduler(
+      AUDIT_SCHEDULER_ID,
+      { every: ctx.config.auditIntervalSeconds * 1000 },
+      { name: AUDIT_SCHEDULER_ID, data: audit },
+    );
   } else {
     await ctx.queues.maintenance.removeJobScheduler(AUDIT_SCHEDULER_ID);
   }

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { callId, RateSnapshot, RunningTransaction } from '../../shared/domain/types';
-import { type AuthorizationJob, type AuthorizationResult, authorized, beforeDeadline, notAuthorized, type Reason, Reasons } from '../../shared/calls';
+import {
+  type AuthorizationJob,
+  type AuthorizationResult,
+  authorized,
+  beforeDeadline,
+  notAuthorized,
+  type Reason,
+  Reasons,
+} from '../../shared/calls';
 import { availableBalance, canAffordStart, MAX_UNITS_CAP, maxAvailableUnits } from '../../shared/rating';
 import { TransactionDeps } from './deps';
 import { removeEntry } from './entries';
@@ -95,7 +103,14 @@ function grantOnEveryRoute(
 }
 
 /** Reserves a slot for the call on every party, or none: the refusal, having released what it made. */
-async function reserveAll(deps: TransactionDeps, job: AuthorizationJob, call: string, parties: Party[], now: Date, refuse: Refuse): Promise<AuthorizationResult | null> {
+async function reserveAll(
+  deps: TransactionDeps,
+  job: AuthorizationJob,
+  call: string,
+  parties: Party[],
+  now: Date,
+  refuse: Refuse,
+): Promise<AuthorizationResult | null> {
   const made: Array<{ account_tag: string; id: string }> = [];
   const release = () => Promise.all(made.map((m) => removeEntry(deps, m.account_tag, m.id)));
   const until = new Date(now.getTime() + deps.ctx.config.reservationSeconds * 1000);
@@ -116,7 +131,14 @@ async function reserveAll(deps: TransactionDeps, job: AuthorizationJob, call: st
   return null;
 }
 
-function reservationOf(job: AuthorizationJob, call: string, party: Party, callParties: string[], now: Date, until: Date): RunningTransaction {
+function reservationOf(
+  job: AuthorizationJob,
+  call: string,
+  party: Party,
+  callParties: string[],
+  now: Date,
+  until: Date,
+): RunningTransaction {
   return {
     id: randomUUID(),
     transaction_tag: job.transaction_tag!,
@@ -134,4 +156,3 @@ function reservationOf(job: AuthorizationJob, call: string, party: Party, callPa
     reserved_until: until,
   };
 }
-

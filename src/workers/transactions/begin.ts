@@ -25,11 +25,7 @@ type Insertion = { ok: true; entryId: string } | { ok: false; reason: Reason };
  * the balance check reads the account and the write is conditional on its `rev` being unchanged:
  * check and insert act as one atomic step, retried when another change came in between.
  */
-async function insertEntry(
-  deps: TransactionDeps,
-  party: Party,
-  entry: RunningTransaction,
-): Promise<Insertion> {
+async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTransaction): Promise<Insertion> {
   const { accounts } = deps.ctx.mongo.collections;
   let account: AccountDoc | null = party.account;
   for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
@@ -53,7 +49,14 @@ async function insertEntry(
       const fate = same.begin_job
         ? await fateOf(
             deps,
-            { jobId: same.begin_job, deadline: same.begin_deadline, op: 'begin', account_tag: same.origin_account_tag, transaction_tag: same.transaction_tag, share: { account_tag: account.account_tag, entry_id: same.id } },
+            {
+              jobId: same.begin_job,
+              deadline: same.begin_deadline,
+              op: 'begin',
+              account_tag: same.origin_account_tag,
+              transaction_tag: same.transaction_tag,
+              share: { account_tag: account.account_tag, entry_id: same.id },
+            },
             entry.begin_deadline!,
           )
         : 'done';
@@ -95,7 +98,6 @@ async function insertEntry(
   return { ok: false, reason: Reasons.BUSY };
 }
 
-
 /**
  * beginTransaction: every party (caller, linked accounts, inbound receiver) must accept the call;
  * a refusal by any of them removes the entries already added, leaving nothing behind. Accepted, the
@@ -107,12 +109,20 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
   if (decided) return decided.result ?? done();
   let result = await tryBegin(deps, job, ref);
   // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
-  if (!result.ok && result.reason === Reasons.DUPLICATE_TRANSACTION && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) {
+  if (
+    !result.ok &&
+    result.reason === Reasons.DUPLICATE_TRANSACTION &&
+    (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0
+  ) {
     result = await tryBegin(deps, job, ref);
   }
   if (!result.ok) {
     if (result.refusedBy) {
-      void refusalAlert(deps.ctx, result.refusedBy, { transaction_tag: job.transaction_tag, destination: job.destination, reason: result.reason! });
+      void refusalAlert(deps.ctx, result.refusedBy, {
+        transaction_tag: job.transaction_tag,
+        destination: job.destination,
+        reason: result.reason!,
+      });
     }
     return refused(result.reason);
   }
@@ -123,7 +133,8 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
   });
 }
 
-type BeginAttempt = (OperationResult & { ok: false; refusedBy?: AccountDoc }) | { ok: true; inserted: Array<{ account_tag: string; id: string }> };
+type BeginAttempt =
+  (OperationResult & { ok: false; refusedBy?: AccountDoc }) | { ok: true; inserted: Array<{ account_tag: string; id: string }> };
 
 async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<BeginAttempt> {
   const { accounts } = deps.ctx.mongo.collections;
@@ -131,7 +142,11 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
   // way out). Read beside the parties: neither read depends on the other, and call setup waits for both.
   const [resolved, recorded] = await Promise.all([
     resolveParties(accounts, job.account_tag, job.destination_account_tag),
-    deps.ctx.mongo.collections.transactions.findOne({ account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag }),
+    deps.ctx.mongo.collections.transactions.findOne({
+      account_tag: job.account_tag,
+      transaction_tag: job.transaction_tag,
+      origin_account_tag: job.account_tag,
+    }),
   ]);
   if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
   if (recorded) {
@@ -193,7 +208,14 @@ export function beginFate(deps: TransactionDeps, entry: RunningTransaction, acco
   if (!entry.begin_job) return Promise.resolve('done');
   return fateOf(
     deps,
-    { jobId: entry.begin_job, deadline: entry.begin_deadline, op: 'begin', account_tag: entry.origin_account_tag, transaction_tag: entry.transaction_tag, share: { account_tag: accountTag, entry_id: entry.id } },
+    {
+      jobId: entry.begin_job,
+      deadline: entry.begin_deadline,
+      op: 'begin',
+      account_tag: entry.origin_account_tag,
+      transaction_tag: entry.transaction_tag,
+      share: { account_tag: accountTag, entry_id: entry.id },
+    },
     deadline,
   );
 }
@@ -212,11 +234,17 @@ export async function takeBackBegin(
 ): Promise<number> {
   const { accounts } = deps.ctx.mongo.collections;
   const call = callId(callerTag, transactionTag);
-  const caller = await accounts.findOne({ account_tag: callerTag }, { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } });
+  const caller = await accounts.findOne(
+    { account_tag: callerTag },
+    { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } },
+  );
   const parties = caller?.running_transactions?.[0]?.call_parties ?? [callerTag];
   let removed = 0;
   for (const tag of parties) {
-    const held = await accounts.findOne({ account_tag: tag }, { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } });
+    const held = await accounts.findOne(
+      { account_tag: tag },
+      { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } },
+    );
     const entry = held?.running_transactions?.[0];
     if (!entry || covers(decision, { account_tag: tag, entry_id: entry.id })) continue;
     if (await removeEntry(deps, tag, entry.id)) removed += 1;

@@ -1,4 +1,12 @@
-import { abandonUnlessDecided, covers, decideAbandoned, decideDone, OperationRef, OutcomeDoc, RollbackTarget } from '../../shared/calls/decisions';
+import {
+  abandonUnlessDecided,
+  covers,
+  decideAbandoned,
+  decideDone,
+  OperationRef,
+  OutcomeDoc,
+  RollbackTarget,
+} from '../../shared/calls/decisions';
 import { beforeDeadline, type OperationResult, Reasons, refused } from '../../shared/calls';
 import { TransactionDeps } from './deps';
 
@@ -50,12 +58,18 @@ export async function conclude(
     const extra = earlier ? ref.made.filter((share) => !covers(earlier, share)) : [];
     if (extra.length > 0) {
       await undo(extra);
-      deps.ctx.logger.warn({ jobId: ref.jobId, op: ref.op, transaction_tag: ref.transaction_tag, undone: extra.length }, 're-run of a decided operation: what it made again is undone');
+      deps.ctx.logger.warn(
+        { jobId: ref.jobId, op: ref.op, transaction_tag: ref.transaction_tag, undone: extra.length },
+        're-run of a decided operation: what it made again is undone',
+      );
     }
     return earlier?.result ?? result;
   }
   await undo(ref.made);
-  deps.ctx.logger.warn({ jobId: ref.jobId, op: ref.op, transaction_tag: ref.transaction_tag }, 'operation abandoned by its deadline: changes undone');
+  deps.ctx.logger.warn(
+    { jobId: ref.jobId, op: ref.op, transaction_tag: ref.transaction_tag },
+    'operation abandoned by its deadline: changes undone',
+  );
   return timedOut;
 }
 

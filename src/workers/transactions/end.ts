@@ -43,7 +43,12 @@ const callEntryOnly = (call: string) => ({ running_transactions: { $elemMatch: {
  * Takes back an end that `endJob` made (it was abandoned): the entry is in progress again. `entry`
  * names it by its id, or by the call when the id is not known (another end's entries on other parties).
  */
-export async function unEndEntry(accounts: Collections['accounts'], accountTag: string, endJob: string, entry: { id: string } | { call_id: string }): Promise<void> {
+export async function unEndEntry(
+  accounts: Collections['accounts'],
+  accountTag: string,
+  endJob: string,
+  entry: { id: string } | { call_id: string },
+): Promise<void> {
   const match = 'id' in entry ? { id: entry.id, end_job: endJob } : { call_id: entry.call_id, end_job: endJob };
   await accounts.updateOne(
     { account_tag: accountTag, running_transactions: { $elemMatch: match } },
@@ -61,7 +66,11 @@ export async function unEndEntry(accounts: Collections['accounts'], accountTag: 
 }
 
 /** Queues the rating of an ended entry; the job id is the entry's unique id, so a repeat is a no-op. */
-export async function enqueueProcessing(ctx: AppContext, accountTag: string, entry: { id: string; transaction_tag: string }): Promise<void> {
+export async function enqueueProcessing(
+  ctx: AppContext,
+  accountTag: string,
+  entry: { id: string; transaction_tag: string },
+): Promise<void> {
   await ctx.queues.processing.add(
     'process',
     { account_tag: accountTag, transaction_tag: entry.transaction_tag, entry_id: entry.id, enqueued_at: new Date().toISOString() },
@@ -87,7 +96,8 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   }
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
-  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
+  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) =>
+    doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
   const endedByUs = async (tag: string) => {
     const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: callEntryOnly(call) }));
     return entry && entry.end_job === ref.id ? entry : undefined;
@@ -99,7 +109,10 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
    * abandoned, `takeBack` undoes it and this end makes it. Skipped, a linked account's entry would go
    * back in progress when that end undoes itself: the caller charged, the parent never.
    */
-  const endOn = async (tag: string, takeBack: (other: RunningTransaction) => Promise<unknown>): Promise<RunningTransaction | 'absent' | 'ended' | 'unknown'> => {
+  const endOn = async (
+    tag: string,
+    takeBack: (other: RunningTransaction) => Promise<unknown>,
+  ): Promise<RunningTransaction | 'absent' | 'ended' | 'unknown'> => {
     for (let attempt = 0; ; attempt++) {
       const mine = entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag));
       if (mine) return mine;
@@ -113,7 +126,14 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
       if (!current.end_job) return 'ended';
       const fate = await fateOf(
         deps,
-        { jobId: current.end_job, deadline: current.end_deadline ?? undefined, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, share: { account_tag: tag, entry_id: current.id } },
+        {
+          jobId: current.end_job,
+          deadline: current.end_deadline ?? undefined,
+          op: 'end',
+          account_tag: job.account_tag,
+          transaction_tag: job.transaction_tag,
+          share: { account_tag: tag, entry_id: current.id },
+        },
         ref.deadline,
       );
       if (fate === 'unknown' || (fate === 'abandoned' && attempt >= 3)) return 'unknown';
@@ -122,7 +142,9 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
     }
   };
   // The caller first: another end standing there is taken back on every party of the call.
-  const own = await endOn(job.account_tag, (other) => Promise.all((other.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, other.end_job!, { call_id: call }))));
+  const own = await endOn(job.account_tag, (other) =>
+    Promise.all((other.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, other.end_job!, { call_id: call }))),
+  );
   if (own === 'absent') return refused(Reasons.NOT_FOUND);
   if (own === 'ended') return refused(Reasons.ALREADY_ENDED);
   if (own === 'unknown') return timedOut;
@@ -135,14 +157,24 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
       return timedOut;
     }
     await takeBackBegin(deps, job.account_tag, job.transaction_tag, own.begin_job!, { state: 'abandoned' });
-    deps.ctx.logger.warn({ jobId: ref.id, transaction_tag: job.transaction_tag, begin_job: own.begin_job }, 'end of a call whose begin was abandoned: its entries removed, NOT_FOUND');
+    deps.ctx.logger.warn(
+      { jobId: ref.id, transaction_tag: job.transaction_tag, begin_job: own.begin_job },
+      'end of a call whose begin was abandoned: its entries removed, NOT_FOUND',
+    );
     return refused(Reasons.NOT_FOUND);
   }
   const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
-  const others = await Promise.all(parties.slice(1).map(async (tag) => ({ tag, entry: await endOn(tag, (other) => unEndEntry(accounts, tag, other.end_job!, { id: other.id })) })));
+  const others = await Promise.all(
+    parties
+      .slice(1)
+      .map(async (tag) => ({ tag, entry: await endOn(tag, (other) => unEndEntry(accounts, tag, other.end_job!, { id: other.id })) })),
+  );
   // Undecided: the agent answers TIMEOUT and records this end abandoned; the recovery sweep takes its ends back.
   if (others.some((o) => o.entry === 'unknown')) return timedOut;
-  const ended = [{ tag: job.account_tag, entry: own }, ...others.map(({ tag, entry }) => ({ tag, entry: typeof entry === 'string' ? undefined : entry }))];
+  const ended = [
+    { tag: job.account_tag, entry: own },
+    ...others.map(({ tag, entry }) => ({ tag, entry: typeof entry === 'string' ? undefined : entry })),
+  ];
   const made = ended.flatMap(({ tag, entry }) => (entry ? [{ account_tag: tag, entry_id: entry.id }] : []));
   const opRef = { jobId: ref.id, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
   const result = await conclude(deps, opRef, ref.deadline, done(), async (undo) => {
@@ -156,14 +188,21 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
 async function stillEnded(deps: TransactionDeps, ref: JobRef, made: RollbackTarget[]): Promise<RollbackTarget[]> {
   const { accounts } = deps.ctx.mongo.collections;
   const held = await Promise.all(
-    made.map((e) => accounts.findOne({ account_tag: e.account_tag, running_transactions: { $elemMatch: { id: e.entry_id, end_job: ref.id } } }, { projection: { _id: 1 } })),
+    made.map((e) =>
+      accounts.findOne(
+        { account_tag: e.account_tag, running_transactions: { $elemMatch: { id: e.entry_id, end_job: ref.id } } },
+        { projection: { _id: 1 } },
+      ),
+    ),
   );
   return made.filter((_, i) => held[i] !== null);
 }
 
 /** Decided: a queue that fails now delays the charge (requeue-ended queues it again), it does not undo the end. */
 async function queueProcessing(deps: TransactionDeps, job: EndJob, entries: RollbackTarget[]): Promise<void> {
-  await Promise.all(entries.map((e) => enqueueProcessing(deps.ctx, e.account_tag, { id: e.entry_id!, transaction_tag: job.transaction_tag }))).catch((err: unknown) =>
+  await Promise.all(
+    entries.map((e) => enqueueProcessing(deps.ctx, e.account_tag, { id: e.entry_id!, transaction_tag: job.transaction_tag })),
+  ).catch((err: unknown) =>
     deps.ctx.logger.warn({ err, transaction_tag: job.transaction_tag }, 'processing not queued; the maintenance pass will queue it'),
   );
 }
@@ -180,13 +219,15 @@ export async function takeBackEnd(deps: TransactionDeps, callerTag: string, tran
   await Promise.all(parties.map((tag) => unEndEntry(accounts, tag, jobId, { call_id: call })));
 }
 
-const entryOfCall = (doc: Pick<AccountDoc, 'running_transactions'> | null, call: string) => doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
+const entryOfCall = (doc: Pick<AccountDoc, 'running_transactions'> | null, call: string) =>
+  doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
 
 /** The recovery sweep's part for end: an entry ended by an end never decided 'done' goes back in progress. */
 export const endRecovery: EntryRecovery = {
   op: 'end',
   field: 'end_job',
-  pending: (entry) => (!entry.in_progress && entry.end_job && entry.end_deadline != null ? { jobId: entry.end_job, deadline: entry.end_deadline } : null),
+  pending: (entry) =>
+    !entry.in_progress && entry.end_job && entry.end_deadline != null ? { jobId: entry.end_job, deadline: entry.end_deadline } : null,
   undo: async (deps, accountTag, entry, jobId) => {
     await unEndEntry(deps.ctx.mongo.collections.accounts, accountTag, jobId, { id: entry.id });
     return true;

@@ -23,10 +23,20 @@ export type { ProcessingOutcome } from './reconcile';
  * When step 2 finds no entry, the ledger tells whether an earlier attempt charged it (finish step 3)
  * or a rollback removed the entry first (delete the pending record: the call is not charged).
  */
-export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob): Promise<{ outcome: ProcessingOutcome; fee: bigint; account?: AccountDoc }> {
+export async function processEndedCall(
+  deps: TransactionDeps,
+  job: ProcessingJob,
+): Promise<{ outcome: ProcessingOutcome; fee: bigint; account?: AccountDoc }> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
   // The account's tag and this call's entry only: a busy account holds hundreds of running calls.
-  const read = await groupFindElement<AccountDoc, RunningTransaction>(accounts, 'account_tag', job.account_tag, 'running_transactions', 'id', job.entry_id);
+  const read = await groupFindElement<AccountDoc, RunningTransaction>(
+    accounts,
+    'account_tag',
+    job.account_tag,
+    'running_transactions',
+    'id',
+    job.entry_id,
+  );
   const account = read?.doc;
   const entry = read?.element;
   if (!account || !entry) return { outcome: await reconcile(deps, job.account_tag, job.entry_id), fee: 0n };
@@ -54,13 +64,20 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
   let { existing } = await insertRecord(transactions, record);
   // The record of an earlier use of this tag whose rollback was answered ok but is not carried out on
   // this account yet: carry it out first; it is not this call's record.
-  if (existing && existing._id !== record._id && (await finishPendingRollbacks(deps, entry.origin_account_tag, entry.transaction_tag)) > 0) {
+  if (
+    existing &&
+    existing._id !== record._id &&
+    (await finishPendingRollbacks(deps, entry.origin_account_tag, entry.transaction_tag)) > 0
+  ) {
     ({ existing } = await insertRecord(transactions, record));
   }
   if (existing && existing._id !== record._id) {
     // The same call (account, caller, tag) was recorded by someone else: this entry must not charge it again.
     await removeEntry(deps, account.account_tag, entry.id);
-    deps.ctx.logger.warn({ account_tag: account.account_tag, transaction_tag: entry.transaction_tag }, 'ended call already recorded: entry removed without charge');
+    deps.ctx.logger.warn(
+      { account_tag: account.account_tag, transaction_tag: entry.transaction_tag },
+      'ended call already recorded: entry removed without charge',
+    );
     return { outcome: 'duplicate', fee: 0n };
   }
   if (existing && existing.state !== 'pending') return { outcome: 'already-done', fee: 0n };
@@ -68,7 +85,14 @@ export async function processEndedCall(deps: TransactionDeps, job: ProcessingJob
 
   const applied = await applyGuarded(
     deps.ctx.mongo.collections,
-    { op: opIds.charge(record._id), account_tag: account.account_tag, amount: -fee, kind: 'charge', transaction_tag: entry.transaction_tag, ref: record._id },
+    {
+      op: opIds.charge(record._id),
+      account_tag: account.account_tag,
+      amount: -fee,
+      kind: 'charge',
+      transaction_tag: entry.transaction_tag,
+      ref: record._id,
+    },
     { 'running_transactions.id': entry.id },
     { $pull: { running_transactions: { id: entry.id } } },
     () => markCharged(transactions, account.account_tag, record._id),

@@ -36,15 +36,19 @@ function operationRunner(deps: TransactionDeps) {
     const ref = { id: job.id!, deadline: data.deadline, rerun: !firstStart };
     if (firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
-      return data.op === 'authorization'
-        ? notAuthorized(Reasons.TIMEOUT)
-        : refused(Reasons.TIMEOUT);
+      return data.op === 'authorization' ? notAuthorized(Reasons.TIMEOUT) : refused(Reasons.TIMEOUT);
     }
     switch (data.op) {
       case 'begin':
-        return begin(deps, data, ref).catch((err: unknown) => failed(deps, data, ref.id, err, () => takeBackBegin(deps, data.account_tag, data.transaction_tag, ref.id, { state: 'abandoned' })));
+        return begin(deps, data, ref).catch((err: unknown) =>
+          failed(deps, data, ref.id, err, () =>
+            takeBackBegin(deps, data.account_tag, data.transaction_tag, ref.id, { state: 'abandoned' }),
+          ),
+        );
       case 'end':
-        return end(deps, data, ref).catch((err: unknown) => failed(deps, data, ref.id, err, () => takeBackEnd(deps, data.account_tag, data.transaction_tag, ref.id)));
+        return end(deps, data, ref).catch((err: unknown) =>
+          failed(deps, data, ref.id, err, () => takeBackEnd(deps, data.account_tag, data.transaction_tag, ref.id)),
+        );
       case 'record': {
         const result = await record(deps, data, ref).catch((err: unknown) =>
           failed(deps, data, ref.id, err, () => takeBackRecord(deps, data.account_tag, data.transaction_tag, ref.id)),
@@ -85,13 +89,21 @@ async function failed(
   takeBack: () => Promise<unknown>,
 ): Promise<OperationResult> {
   try {
-    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag });
+    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, {
+      jobId,
+      op: job.op,
+      account_tag: job.account_tag,
+      transaction_tag: job.transaction_tag,
+    });
     if (decision.state === 'done') return (decision as { result?: OperationResult | null }).result ?? done();
     await takeBack();
   } catch (second) {
     deps.ctx.logger.error({ err: second, jobId, op: job.op }, 'failed operation could not be taken back now; the recovery sweep will');
     throw err;
   }
-  deps.ctx.logger.error({ err, jobId, op: job.op, transaction_tag: job.transaction_tag }, 'operation failed: recorded abandoned, its changes taken back, answered UNAVAILABLE');
+  deps.ctx.logger.error(
+    { err, jobId, op: job.op, transaction_tag: job.transaction_tag },
+    'operation failed: recorded abandoned, its changes taken back, answered UNAVAILABLE',
+  );
   return refused(Reasons.UNAVAILABLE);
 }

@@ -42,7 +42,13 @@ export const processingRecovery: RecordRecovery = {
   due: () => true,
   jobOf: () => null,
   recover: async (deps, record) => {
-    if (await deps.ctx.mongo.collections.accounts.findOne({ account_tag: record.account_tag, 'running_transactions.id': record._id }, { projection: { _id: 1 } })) return null;
+    if (
+      await deps.ctx.mongo.collections.accounts.findOne(
+        { account_tag: record.account_tag, 'running_transactions.id': record._id },
+        { projection: { _id: 1 } },
+      )
+    )
+      return null;
     const outcome = await reconcile(deps, record.account_tag, record._id);
     return outcome === 'already-done' ? 'finished' : outcome === 'rolled-back' ? 'undone' : null;
   },

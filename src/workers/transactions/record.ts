@@ -41,7 +41,8 @@ export async function record(deps: TransactionDeps, job: RecordJob, ref: JobRef)
   }
   const outcome = await recordOnce(deps, job, ref);
   // A rollback of the same call answered ok but not carried out yet: finish it, then decide again.
-  if (outcome.duplicate && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0) return recordOnce(deps, job, ref);
+  if (outcome.duplicate && (await finishPendingRollbacks(deps, job.account_tag, job.transaction_tag)) > 0)
+    return recordOnce(deps, job, ref);
   return outcome;
 }
 
@@ -100,7 +101,10 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
       // A record of this call from another operation (a client's retry, a rollback in progress).
       const fate = await foreignRecordFate(deps, existing, ref.deadline);
       if (fate === 'unknown') {
-        await undoWritten(deps, written.map((w) => w.doc));
+        await undoWritten(
+          deps,
+          written.map((w) => w.doc),
+        );
         return refused(Reasons.TIMEOUT);
       }
       if (fate === 'stands') break;
@@ -117,7 +121,10 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
     if (existing && !ours) {
       // Only the caller's record decides: a settled one there is a duplicate call.
       if (i === 0) {
-        await undoWritten(deps, written.map((w) => w.doc));
+        await undoWritten(
+          deps,
+          written.map((w) => w.doc),
+        );
         return refused(Reasons.DUPLICATE_TRANSACTION);
       }
       continue;
@@ -130,7 +137,14 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
   for (const { doc, fresh, freshAt } of written) {
     const result = await applyOnce(
       deps.ctx.mongo.collections,
-      { op: opIds.charge(doc._id), account_tag: doc.account_tag, amount: -doc.fee, kind: 'charge', transaction_tag: doc.transaction_tag, ref: doc._id },
+      {
+        op: opIds.charge(doc._id),
+        account_tag: doc.account_tag,
+        amount: -doc.fee,
+        kind: 'charge',
+        transaction_tag: doc.transaction_tag,
+        ref: doc._id,
+      },
       fresh ? freshAt : undefined,
     );
     if (result.outcome === 'applied') afterDebit(deps.ctx, result.account, doc.fee);
@@ -141,13 +155,19 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
   let undone = new Set<string>();
   const result = await conclude(deps, opRef, ref.deadline, done(), async (undo) => {
     undone = new Set(undo.map((r) => r.record_id!));
-    await undoWritten(deps, written.map((w) => w.doc).filter((doc) => undone.has(doc._id)));
+    await undoWritten(
+      deps,
+      written.map((w) => w.doc).filter((doc) => undone.has(doc._id)),
+    );
   });
   // 'charged' only once decided: until then a retry of the call waits for this one's fate.
-  if (result.ok) await Promise.all(made.filter((r) => !undone.has(r.record_id)).map((r) => markCharged(transactions, r.account_tag, r.record_id)));
+  if (result.ok)
+    await Promise.all(made.filter((r) => !undone.has(r.record_id)).map((r) => markCharged(transactions, r.account_tag, r.record_id)));
   // Reservations of this call seen on the parties (an authorization before the record): no slot is needed
   // any more. Only accounts that hold one are written to, so a record without one costs nothing more.
-  const holders = resolved.parties.filter((p) => p.account.running_transactions?.some((e) => e.call_id === call && isReservation(e))).map((p) => p.account.account_tag);
+  const holders = resolved.parties
+    .filter((p) => p.account.running_transactions?.some((e) => e.call_id === call && isReservation(e)))
+    .map((p) => p.account.account_tag);
   if (result.ok && holders.length > 0) await releaseReservations(accounts, holders, call);
   return { ...result, fee: result.ok ? callerFee : 0n, duplicate: false };
 }
@@ -183,12 +203,24 @@ export const recordRecovery: RecordRecovery = {
   due: (record, cutoff) => record.record_deadline !== undefined && record.record_deadline < cutoff && !!record.record_job,
   jobOf: (record) => record.record_job ?? null,
   recover: async (deps, record, decision) => {
-    const ref = { jobId: record.record_job!, op: 'record', account_tag: record.origin_account_tag ?? record.account_tag, transaction_tag: record.transaction_tag };
+    const ref = {
+      jobId: record.record_job!,
+      op: 'record',
+      account_tag: record.origin_account_tag ?? record.account_tag,
+      transaction_tag: record.transaction_tag,
+    };
     if (!(await stands(deps, decision, ref, { account_tag: record.account_tag, record_id: record._id }))) {
       await refundRecord(deps, record);
       return 'undone';
     }
-    await applyOnce(deps.ctx.mongo.collections, { op: opIds.charge(record._id), account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
+    await applyOnce(deps.ctx.mongo.collections, {
+      op: opIds.charge(record._id),
+      account_tag: record.account_tag,
+      amount: -record.fee,
+      kind: 'charge',
+      transaction_tag: record.transaction_tag,
+      ref: record._id,
+    });
     await markCharged(deps.ctx.mongo.collections.transactions, record.account_tag, record._id);
     return 'finished';
   },

@@ -34,7 +34,12 @@ export interface RecordRecovery {
  * made; otherwise (abandoned, never decided by its deadline, or made by a re-run after the decision)
  * it is taken back (an undecided operation is recorded abandoned now).
  */
-export async function stands(deps: TransactionDeps, known: OutcomeDoc | undefined, ref: OperationRef, share: RollbackTarget): Promise<boolean> {
+export async function stands(
+  deps: TransactionDeps,
+  known: OutcomeDoc | undefined,
+  ref: OperationRef,
+  share: RollbackTarget,
+): Promise<boolean> {
   return covers(known ?? (await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref)), share);
 }
 
@@ -44,7 +49,13 @@ export async function stands(deps: TransactionDeps, known: OutcomeDoc | undefine
  * end, record, the sweep). So the decision may be deleted while the call runs on for days
  * (LONG_CALL_SECONDS may be 31 days) or its processing keeps failing: issue 31, defect 3.
  */
-export async function settleDecided(deps: TransactionDeps, accountTag: string, entryId: string, field: EntryRecovery['field'], jobId: string): Promise<void> {
+export async function settleDecided(
+  deps: TransactionDeps,
+  accountTag: string,
+  entryId: string,
+  field: EntryRecovery['field'],
+  jobId: string,
+): Promise<void> {
   await deps.ctx.mongo.collections.accounts.updateOne(
     { account_tag: accountTag, running_transactions: { $elemMatch: { id: entryId, [field]: jobId } } },
     { $set: { [`running_transactions.$[e].${field}`]: null } },

@@ -9,12 +9,20 @@ import type { TransactionDeps } from './deps';
  * Gives a record's fee back if it was charged (once: `refund:<_id>`), then deletes the record. Reads
  * the record afresh: one already taken away by someone else is left alone.
  */
-export async function refundRecord(deps: TransactionDeps, seen: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState> = new Map()): Promise<void> {
+export async function refundRecord(
+  deps: TransactionDeps,
+  seen: TransactionDoc,
+  batches: ReadonlyMap<string, BatchDebitState> = new Map(),
+): Promise<void> {
   const { transactions } = deps.ctx.mongo.collections;
   const record = await transactions.findOne({ _id: seen._id, account_tag: seen.account_tag });
   if (!record) return;
   if (await charged(deps, record, batches)) {
-    if (record.state !== 'rolling_back') await transactions.updateOne({ _id: record._id, account_tag: record.account_tag }, { $set: { state: 'rolling_back', rolling_back_at: new Date() } });
+    if (record.state !== 'rolling_back')
+      await transactions.updateOne(
+        { _id: record._id, account_tag: record.account_tag },
+        { $set: { state: 'rolling_back', rolling_back_at: new Date() } },
+      );
     const refund = await applyOnce(deps.ctx.mongo.collections, {
       op: opIds.refund(record._id),
       account_tag: record.account_tag,
@@ -46,18 +54,33 @@ async function charged(deps: TransactionDeps, record: TransactionDoc, batches: R
     case 'imported': {
       if (record.charge_op === undefined) return false;
       const known = batches.get(record.charge_op);
-      if (known) return 'debitedBy' in known && (await wasApplied(store, record.account_tag, opIds.importDebit(known.debitedBy, record.account_tag)));
+      if (known)
+        return (
+          'debitedBy' in known && (await wasApplied(store, record.account_tag, opIds.importDebit(known.debitedBy, record.account_tag)))
+        );
       // Not checked by the caller (an agent batch taken back, a rollback finished later): read now. A
       // batch that has not finished is an agent batch taken back midway: whatever it debited is under its id.
       const batch = await batchDebitState(deps.ctx.mongo.db, record.charge_op);
       // Its settlement will charge this record: deleting it uncharged now would leave that charge without a record.
-      if (batch.state === 'settling') throw new Error(`record ${record._id}: its import batch ${record.charge_op} is not settled yet; try again`);
-      return wasApplied(store, record.account_tag, opIds.importDebit('debitedBy' in batch ? batch.debitedBy : record.charge_op, record.account_tag));
+      if (batch.state === 'settling')
+        throw new Error(`record ${record._id}: its import batch ${record.charge_op} is not settled yet; try again`);
+      return wasApplied(
+        store,
+        record.account_tag,
+        opIds.importDebit('debitedBy' in batch ? batch.debitedBy : record.charge_op, record.account_tag),
+      );
     }
     case 'pending': {
       const charge = opIds.charge(record._id);
       if (record.charged_by !== 'record') return wasApplied(store, record.account_tag, charge);
-      await applyOnce(store, { op: charge, account_tag: record.account_tag, amount: -record.fee, kind: 'charge', transaction_tag: record.transaction_tag, ref: record._id });
+      await applyOnce(store, {
+        op: charge,
+        account_tag: record.account_tag,
+        amount: -record.fee,
+        kind: 'charge',
+        transaction_tag: record.transaction_tag,
+        ref: record._id,
+      });
       return true;
     }
   }
@@ -69,11 +92,18 @@ async function charged(deps: TransactionDeps, record: TransactionDoc, batches: R
  * `deadline`: 'unknown' past it); one abandoned, or being taken away (a rollback's or an undo's
  * 'rolling_back'), is taken away here ('gone'); any other record stands.
  */
-export async function foreignRecordFate(deps: TransactionDeps, record: TransactionDoc, deadline: number): Promise<'stands' | 'gone' | 'unknown'> {
+export async function foreignRecordFate(
+  deps: TransactionDeps,
+  record: TransactionDoc,
+  deadline: number,
+): Promise<'stands' | 'gone' | 'unknown'> {
   if (record.state === 'pending' && record.charged_by === 'processing') {
     // Processing's record: it stands while its running entry does; once the entry is gone, the ledger
     // says whether processing charged it (it stands) or a rollback removed the entry first (it goes).
-    const running = await deps.ctx.mongo.collections.accounts.findOne({ account_tag: record.account_tag, 'running_transactions.id': record._id }, { projection: { _id: 1 } });
+    const running = await deps.ctx.mongo.collections.accounts.findOne(
+      { account_tag: record.account_tag, 'running_transactions.id': record._id },
+      { projection: { _id: 1 } },
+    );
     if (running) return 'stands';
     return (await reconcile(deps, record.account_tag, record._id)) === 'rolled-back' ? 'gone' : 'stands';
   }

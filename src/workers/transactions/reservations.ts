@@ -18,7 +18,9 @@ import { Reasons } from '../../shared/calls';
 
 const MAX_ATTEMPTS = 50;
 
-export type Reserved = { ok: true; made: string | null } | { ok: false; reason: typeof Reasons.TOO_MANY_RUNNING_TRANSACTIONS | typeof Reasons.NOT_FOUND | typeof Reasons.BUSY };
+export type Reserved =
+  | { ok: true; made: string | null }
+  | { ok: false; reason: typeof Reasons.TOO_MANY_RUNNING_TRANSACTIONS | typeof Reasons.NOT_FOUND | typeof Reasons.BUSY };
 
 /** Entries holding a slot at `now` other than the call's own (a retried authorization, or the call already begun). */
 export function slotsHeld(running: readonly RunningTransaction[], now: Date, call: string): number {
@@ -30,7 +32,11 @@ export function slotsHeld(running: readonly RunningTransaction[], now: Date, cal
  * Removes the reservations of `account` past their time; the number removed. Each by its id and only
  * while still expired, so one renewed or taken over by begin meanwhile stays.
  */
-export async function dropExpired(accounts: Collections['accounts'], account: Pick<AccountDoc, 'account_tag' | 'running_transactions'>, now: Date): Promise<number> {
+export async function dropExpired(
+  accounts: Collections['accounts'],
+  account: Pick<AccountDoc, 'account_tag' | 'running_transactions'>,
+  now: Date,
+): Promise<number> {
   const removed = await Promise.all(
     expiredReservations(account.running_transactions ?? [], now).map((e) =>
       accounts.updateOne(
@@ -47,7 +53,12 @@ export async function dropExpired(accounts: Collections['accounts'], account: Pi
  * authorization of the same call renews its reservation; a call already begun holds its slot already.
  * `made` names a reservation this call added (to release if another party refuses).
  */
-export async function reserveSlot(deps: TransactionDeps, account: AccountDoc, reservation: RunningTransaction, now: Date): Promise<Reserved> {
+export async function reserveSlot(
+  deps: TransactionDeps,
+  account: AccountDoc,
+  reservation: RunningTransaction,
+  now: Date,
+): Promise<Reserved> {
   const { accounts } = deps.ctx.mongo.collections;
   let doc: AccountDoc | null = account;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -60,13 +71,19 @@ export async function reserveSlot(deps: TransactionDeps, account: AccountDoc, re
     }
     const max = doc.max_concurrent_transactions;
     if (max === null || max === undefined) return { ok: true, made: null };
-    if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max) return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
+    if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max)
+      return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
     if (running.length >= max && (await dropExpired(accounts, doc, now)) > 0) {
       doc = await accounts.findOne({ _id: doc._id, account_tag: doc.account_tag });
       continue;
     }
     const added = await accounts.updateOne(
-      { _id: doc._id, account_tag: doc.account_tag, 'running_transactions.call_id': { $ne: reservation.call_id }, [`running_transactions.${max - 1}`]: { $exists: false } },
+      {
+        _id: doc._id,
+        account_tag: doc.account_tag,
+        'running_transactions.call_id': { $ne: reservation.call_id },
+        [`running_transactions.${max - 1}`]: { $exists: false },
+      },
       { $push: { running_transactions: reservation }, $inc: { rev: 1 } },
     );
     if (added.modifiedCount === 1) return { ok: true, made: reservation.id };
@@ -89,10 +106,24 @@ async function renew(accounts: Collections['accounts'], accountTag: string, id: 
  * it still being a reservation and, for a prepaid balance check, on the account being unchanged (`rev`).
  * False when the account changed in between: the caller re-reads and decides again.
  */
-export async function takeOverReservation(deps: TransactionDeps, account: AccountDoc, reservationId: string, entry: RunningTransaction, checkRev: boolean): Promise<boolean> {
-  const filter: Record<string, unknown> = { _id: account._id, account_tag: account.account_tag, running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } } };
+export async function takeOverReservation(
+  deps: TransactionDeps,
+  account: AccountDoc,
+  reservationId: string,
+  entry: RunningTransaction,
+  checkRev: boolean,
+): Promise<boolean> {
+  const filter: Record<string, unknown> = {
+    _id: account._id,
+    account_tag: account.account_tag,
+    running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } },
+  };
   if (checkRev) filter.rev = account.rev ?? { $exists: false };
-  const result = await deps.ctx.mongo.collections.accounts.updateOne(filter, { $set: { 'running_transactions.$[r]': entry }, $inc: { rev: 1 } }, { arrayFilters: [{ 'r.id': reservationId }] });
+  const result = await deps.ctx.mongo.collections.accounts.updateOne(
+    filter,
+    { $set: { 'running_transactions.$[r]': entry }, $inc: { rev: 1 } },
+    { arrayFilters: [{ 'r.id': reservationId }] },
+  );
   return result.modifiedCount === 1;
 }
 

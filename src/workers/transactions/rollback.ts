@@ -35,7 +35,13 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob, ref: Job
   const found = await findTargets(deps, job.account_tag, job.transaction_tag, job.deadline);
   if (found === 'busy') return timedOut;
   if (found.targets.length === 0) return refused(Reasons.NOT_FOUND);
-  const opRef = { jobId: ref.id, op: ROLLBACK_OUTCOMES.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag, targets: found.targets };
+  const opRef = {
+    jobId: ref.id,
+    op: ROLLBACK_OUTCOMES.op,
+    account_tag: job.account_tag,
+    transaction_tag: job.transaction_tag,
+    targets: found.targets,
+  };
   const { state, earlier } = await decideByDeadline(deps, opRef, ref.deadline, done());
   if (state === 'abandoned') return timedOut;
   await applyRollback(deps, ref.id, earlier ? (earlier.targets ?? []) : found.targets, found.batches);
@@ -56,7 +62,9 @@ async function findTargets(
   const { accounts, transactions } = deps.ctx.mongo.collections;
   const call = callId(callerTag, tag);
   const entryOf = async (party: string) =>
-    (await accounts.findOne({ account_tag: party }, { projection: { running_transactions: 1 } }))?.running_transactions.find((r) => r.call_id === call);
+    (await accounts.findOne({ account_tag: party }, { projection: { running_transactions: 1 } }))?.running_transactions.find(
+      (r) => r.call_id === call,
+    );
   const recordOf = (party: string) => transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag });
   const callerEntry = await entryOf(callerTag);
   const callerRecord = await recordOf(callerTag);
@@ -133,7 +141,12 @@ const BATCH_POLL_MS = 100;
 
 /** The recovery sweep's part for rollback: rollbacks decided 'done' before `cutoff` and never carried out are carried out. */
 export async function finishDecidedRollbacks(deps: TransactionDeps, cutoff: number): Promise<number> {
-  const cursor = deps.ctx.mongo.collections.outcomes.find({ ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false }, at: { $lt: new Date(cutoff) } });
+  const cursor = deps.ctx.mongo.collections.outcomes.find({
+    ...ROLLBACK_OUTCOMES,
+    state: 'done',
+    applied_at: { $exists: false },
+    at: { $lt: new Date(cutoff) },
+  });
   let finished = 0;
   for await (const doc of cursor) {
     await applyRollback(deps, doc._id, doc.targets ?? []);

@@ -23,7 +23,12 @@ describe("Canyan's agent interface", () => {
     // 1 per second, no connect fee: a call's fee is its billed duration in seconds.
     await seed(h.ctx, {
       ...perSecondRating('39', 0),
-      accounts: [account('alice', { balance: 1_000_000n }), account('bob', { balance: 0n }), account('off', { active: false }), account('1001', { balance: 1_000_000n })],
+      accounts: [
+        account('alice', { balance: 1_000_000n }),
+        account('bob', { balance: 0n }),
+        account('off', { active: false }),
+        account('1001', { balance: 1_000_000n }),
+      ],
     });
   });
 
@@ -32,13 +37,17 @@ describe("Canyan's agent interface", () => {
   describe('authorization', () => {
     it('answers the Canyan form: a mutation', async () => {
       const answer = await h.gql(`mutation { authorization(account_tag: "alice", destination: "393299") { authorized carriers } }`);
-      expect(answer).toEqual({ status: 200, body: { data: { authorization: { authorized: true, carriers: ['UDP:c1.example.net:5060'] } } } });
+      expect(answer).toEqual({
+        status: 200,
+        body: { data: { authorization: { authorized: true, carriers: ['UDP:c1.example.net:5060'] } } },
+      });
       // The query form stays.
       const query = await h.gql(`query { authorization(account_tag: "alice", destination: "393299") { authorized carriers } }`);
       expect(query.body).toEqual(answer.body);
     });
 
-    const fields = 'authorized unauthorized_reason max_available_units balance carriers transaction_tag account_tag destination_account_tag authorized_destination unauthorized_account_tag';
+    const fields =
+      'authorized unauthorized_reason max_available_units balance carriers transaction_tag account_tag destination_account_tag authorized_destination unauthorized_account_tag';
 
     it('an authorized call: the request identifiers, the number rating used, no refusing account (REST and GraphQL)', async () => {
       const expected = {
@@ -53,14 +62,28 @@ describe("Canyan's agent interface", () => {
         authorized_destination: true,
         unauthorized_account_tag: null,
       };
-      const rest = await h.rest('/v1/authorization', { transaction_tag: 'auth-1', account_tag: 'alice', destination_account_tag: 'bob', source: '100', destination: 'sip:+39 3299@gw.example.net;user=phone' });
+      const rest = await h.rest('/v1/authorization', {
+        transaction_tag: 'auth-1',
+        account_tag: 'alice',
+        destination_account_tag: 'bob',
+        source: '100',
+        destination: 'sip:+39 3299@gw.example.net;user=phone',
+      });
       expect(rest).toEqual({ status: 200, body: expected });
-      const gql = await h.gql(`mutation { authorization(transaction_tag: "auth-2", account_tag: "alice", destination_account_tag: "bob", destination: "+39 3299") { ${fields} } }`);
+      const gql = await h.gql(
+        `mutation { authorization(transaction_tag: "auth-2", account_tag: "alice", destination_account_tag: "bob", destination: "+39 3299") { ${fields} } }`,
+      );
       expect(gql.body).toEqual({ data: { authorization: { ...expected, transaction_tag: 'auth-2' } } });
     });
 
     it('a refused call: which account refused, no destination, no transaction_tag when none was sent', async () => {
-      const refusedFields = { authorized: false, max_available_units: 0, authorized_destination: null, transaction_tag: null, destination_account_tag: null };
+      const refusedFields = {
+        authorized: false,
+        max_available_units: 0,
+        authorized_destination: null,
+        transaction_tag: null,
+        destination_account_tag: null,
+      };
       expect((await h.rest('/v1/authorization', { account_tag: 'off', destination: '393299' })).body).toMatchObject({
         ...refusedFields,
         unauthorized_reason: 'NOT_ACTIVE',
@@ -73,32 +96,58 @@ describe("Canyan's agent interface", () => {
         account_tag: 'nobody',
         unauthorized_account_tag: 'nobody',
       });
-      const byReceiver = await h.gql(`{ authorization(account_tag: "alice", destination_account_tag: "off", destination: "393299") { ${fields} } }`);
+      const byReceiver = await h.gql(
+        `{ authorization(account_tag: "alice", destination_account_tag: "off", destination: "393299") { ${fields} } }`,
+      );
       expect(byReceiver.body.data).toMatchObject({
-        authorization: { ...refusedFields, unauthorized_reason: 'NOT_ACTIVE', account_tag: 'alice', destination_account_tag: 'off', unauthorized_account_tag: 'off' },
+        authorization: {
+          ...refusedFields,
+          unauthorized_reason: 'NOT_ACTIVE',
+          account_tag: 'alice',
+          destination_account_tag: 'off',
+          unauthorized_account_tag: 'off',
+        },
       });
       const unreachable = await h.rest('/v1/authorization', { account_tag: 'alice', destination: '44123' });
-      expect(unreachable.body).toMatchObject({ ...refusedFields, authorized_destination: false, unauthorized_reason: 'UNREACHABLE_DESTINATION', unauthorized_account_tag: 'alice' });
+      expect(unreachable.body).toMatchObject({
+        ...refusedFields,
+        authorized_destination: false,
+        unauthorized_reason: 'UNREACHABLE_DESTINATION',
+        unauthorized_account_tag: 'alice',
+      });
     });
   });
 
   it('begin, end, record and rollback answer the call they are about (REST and GraphQL)', async () => {
-    const answer = (tag: string, accountTag: string, reason: string | null = null) => ({ ok: reason === null, reason, transaction_tag: tag, account_tag: accountTag });
+    const answer = (tag: string, accountTag: string, reason: string | null = null) => ({
+      ok: reason === null,
+      reason,
+      transaction_tag: tag,
+      account_tag: accountTag,
+    });
     expect((await h.rest('/v1/begin_transaction', call('life-1', 'alice'))).body).toEqual(answer('life-1', 'alice'));
     expect((await h.rest('/v1/begin_transaction', call('life-x', 'nobody'))).body).toEqual(answer('life-x', 'nobody', 'NOT_FOUND'));
     // Held until the second end, which would otherwise find the call already processed (NOT_FOUND).
     await h.ctx.queues.processing.pause();
     try {
-      expect((await h.rest('/v1/end_transaction', { transaction_tag: 'life-1', account_tag: 'alice' })).body).toEqual(answer('life-1', 'alice'));
-      expect((await h.rest('/v1/end_transaction', { transaction_tag: 'life-1', account_tag: 'alice' })).body).toEqual(answer('life-1', 'alice', 'ALREADY_ENDED'));
+      expect((await h.rest('/v1/end_transaction', { transaction_tag: 'life-1', account_tag: 'alice' })).body).toEqual(
+        answer('life-1', 'alice'),
+      );
+      expect((await h.rest('/v1/end_transaction', { transaction_tag: 'life-1', account_tag: 'alice' })).body).toEqual(
+        answer('life-1', 'alice', 'ALREADY_ENDED'),
+      );
     } finally {
       await h.ctx.queues.processing.resume();
     }
     await waitFor(async () => (await running('alice')).length === 0, 'processing of life-1');
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'life-1', account_tag: 'alice' })).body).toEqual(answer('life-1', 'alice'));
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'life-1', account_tag: 'alice' })).body).toEqual(
+      answer('life-1', 'alice'),
+    );
 
     const select = '{ ok reason transaction_tag account_tag }';
-    const begin = await h.gql(`mutation { beginTransaction(transaction_tag: "life-2", account_tag: "alice", source: "100", destination: "393299") ${select} }`);
+    const begin = await h.gql(
+      `mutation { beginTransaction(transaction_tag: "life-2", account_tag: "alice", source: "100", destination: "393299") ${select} }`,
+    );
     expect(begin.body).toEqual({ data: { beginTransaction: answer('life-2', 'alice') } });
     const end = await h.gql(`mutation { endTransaction(transaction_tag: "life-2", account_tag: "alice") ${select} }`);
     expect(end.body).toEqual({ data: { endTransaction: answer('life-2', 'alice') } });
@@ -113,7 +162,10 @@ describe("Canyan's agent interface", () => {
   });
 
   it("takes an account given as a SIP URI (a proxy's From and To URIs) as the URI's user part", async () => {
-    const begin = await h.rest('/v1/begin_transaction', call('uri-1', 'sip:1001@pbx.example.net', { destination_account_tag: '"Bob" <sip:bob@pbx.example.net>;tag=a73kszlfl' }));
+    const begin = await h.rest(
+      '/v1/begin_transaction',
+      call('uri-1', 'sip:1001@pbx.example.net', { destination_account_tag: '"Bob" <sip:bob@pbx.example.net>;tag=a73kszlfl' }),
+    );
     expect(begin).toEqual({ status: 200, body: { ok: true, reason: null, transaction_tag: 'uri-1', account_tag: '1001' } });
     expect((await running('1001')).map((e) => e.transaction_tag)).toEqual(['uri-1']);
     expect((await running('bob')).map((e) => [e.transaction_tag, e.inbound])).toEqual([['uri-1', true]]);
@@ -121,9 +173,18 @@ describe("Canyan's agent interface", () => {
     expect(end.body).toEqual({ data: { endTransaction: { ok: true, account_tag: '1001' } } });
     await waitFor(() => transactions().findOne({ account_tag: '1001', transaction_tag: 'uri-1', state: 'charged' }), 'processing of uri-1');
 
-    const auth = await h.rest('/v1/authorization', { account_tag: 'sip:1001@pbx', destination_account_tag: 'sips:bob@pbx', destination: '393299' });
+    const auth = await h.rest('/v1/authorization', {
+      account_tag: 'sip:1001@pbx',
+      destination_account_tag: 'sips:bob@pbx',
+      destination: '393299',
+    });
     expect(auth.body).toMatchObject({ authorized: true, account_tag: '1001', destination_account_tag: 'bob' });
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'uri-1', account_tag: 'tel:1001' })).body).toEqual({ ok: true, reason: null, transaction_tag: 'uri-1', account_tag: '1001' });
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'uri-1', account_tag: 'tel:1001' })).body).toEqual({
+      ok: true,
+      reason: null,
+      transaction_tag: 'uri-1',
+      account_tag: '1001',
+    });
     // A user part that is no tag is refused as the field it came in.
     const bad = await h.rest('/v1/end_transaction', { transaction_tag: 'uri-1', account_tag: `sip:${'x'.repeat(129)}@pbx` });
     expect(bad).toMatchObject({ status: 400, body: { error: { code: 'BAD_USER_INPUT', field: 'account_tag' } } });
@@ -132,7 +193,14 @@ describe("Canyan's agent interface", () => {
   describe('epoch timestamps', () => {
     it('a record with epoch begin and end is billed for its exact duration', async () => {
       // Kamailio's $TV(Sn): seconds and microseconds. 5.000000 s, then 7.000001 s (billed 8).
-      const five = await h.rest('/v1/record_transaction', call('ep-1', 'alice', { timestamp_auth: '1763912344.900000', timestamp_begin: '1763912345.123456', timestamp_end: '1763912350.123456' }));
+      const five = await h.rest(
+        '/v1/record_transaction',
+        call('ep-1', 'alice', {
+          timestamp_auth: '1763912344.900000',
+          timestamp_begin: '1763912345.123456',
+          timestamp_end: '1763912350.123456',
+        }),
+      );
       expect(five.body).toEqual({ ok: true, reason: null, transaction_tag: 'ep-1', account_tag: 'alice' });
       expect(await transactions().findOne({ account_tag: 'alice', transaction_tag: 'ep-1' })).toMatchObject({
         timestamp_auth: new Date(1763912344900),
@@ -142,18 +210,34 @@ describe("Canyan's agent interface", () => {
         fee: 5n,
       });
       // JSON numbers, as a proxy's jansson_set("real", ...) sends them.
-      expect((await h.rest('/v1/record_transaction', call('ep-2', 'alice', { timestamp_begin: 1763912345.1, timestamp_end: 1763912352.100001 }))).body).toMatchObject({ ok: true });
+      expect(
+        (await h.rest('/v1/record_transaction', call('ep-2', 'alice', { timestamp_begin: 1763912345.1, timestamp_end: 1763912352.100001 })))
+          .body,
+      ).toMatchObject({ ok: true });
       expect(await transactions().findOne({ account_tag: 'alice', transaction_tag: 'ep-2' })).toMatchObject({ duration: 7, fee: 7n });
-      const gql = await h.gql(`mutation { recordTransaction(transaction_tag: "ep-3", account_tag: "alice", source: "1", destination: "393299", timestamp_begin: "1763912345.999999", timestamp_end: "1763912346.999999") { ok } }`);
+      const gql = await h.gql(
+        `mutation { recordTransaction(transaction_tag: "ep-3", account_tag: "alice", source: "1", destination: "393299", timestamp_begin: "1763912345.999999", timestamp_end: "1763912346.999999") { ok } }`,
+      );
       expect(gql.body).toEqual({ data: { recordTransaction: { ok: true } } });
-      expect(await transactions().findOne({ account_tag: 'alice', transaction_tag: 'ep-3' })).toMatchObject({ timestamp_begin: new Date(1763912346000), duration: 1, fee: 1n });
+      expect(await transactions().findOne({ account_tag: 'alice', transaction_tag: 'ep-3' })).toMatchObject({
+        timestamp_begin: new Date(1763912346000),
+        duration: 1,
+        fee: 1n,
+      });
     });
 
     it('begin and end take them too', async () => {
       await h.rest('/v1/begin_transaction', call('ep-4', 'alice', { timestamp_begin: '1763912400.000000' }));
       await h.rest('/v1/end_transaction', { transaction_tag: 'ep-4', account_tag: 'alice', timestamp_end: 1763912430 });
-      await waitFor(() => transactions().findOne({ account_tag: 'alice', transaction_tag: 'ep-4', state: 'charged' }), 'processing of ep-4');
-      expect(await transactions().findOne({ account_tag: 'alice', transaction_tag: 'ep-4' })).toMatchObject({ timestamp_begin: new Date(1763912400000), duration: 30, fee: 30n });
+      await waitFor(
+        () => transactions().findOne({ account_tag: 'alice', transaction_tag: 'ep-4', state: 'charged' }),
+        'processing of ep-4',
+      );
+      expect(await transactions().findOne({ account_tag: 'alice', transaction_tag: 'ep-4' })).toMatchObject({
+        timestamp_begin: new Date(1763912400000),
+        duration: 30,
+        fee: 30n,
+      });
     });
 
     it('a bad epoch is BAD_USER_INPUT naming the field, and nothing is recorded', async () => {
@@ -164,13 +248,27 @@ describe("Canyan's agent interface", () => {
         ['timestamp_auth', '-1763912345'],
       ];
       for (const [field, value] of cases) {
-        const response = await h.rest('/v1/record_transaction', call('ep-bad', 'alice', { timestamp_begin: '1763912345', timestamp_end: '1763912350', [field]: value }));
-        expect({ field, value, response }).toEqual({ field, value, response: { status: 400, body: { error: { code: 'BAD_USER_INPUT', field, message: expect.stringMatching(new RegExp(`^${field}: `)) } } } });
+        const response = await h.rest(
+          '/v1/record_transaction',
+          call('ep-bad', 'alice', { timestamp_begin: '1763912345', timestamp_end: '1763912350', [field]: value }),
+        );
+        expect({ field, value, response }).toEqual({
+          field,
+          value,
+          response: {
+            status: 400,
+            body: { error: { code: 'BAD_USER_INPUT', field, message: expect.stringMatching(new RegExp(`^${field}: `)) } },
+          },
+        });
       }
-      const gql = await h.gql(`mutation { recordTransaction(transaction_tag: "ep-bad", account_tag: "alice", source: "1", destination: "39", timestamp_begin: "4133980800", timestamp_end: "4133980805") { ok } }`);
+      const gql = await h.gql(
+        `mutation { recordTransaction(transaction_tag: "ep-bad", account_tag: "alice", source: "1", destination: "39", timestamp_begin: "4133980800", timestamp_end: "4133980805") { ok } }`,
+      );
       expect(gql.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT', field: 'timestamp_begin' } });
       // GraphQL arguments are Strings: a number literal is a validation error of the document.
-      const literal = await h.gql(`mutation { recordTransaction(transaction_tag: "ep-bad", account_tag: "alice", source: "1", destination: "39", timestamp_begin: 1763912345, timestamp_end: "1763912350") { ok } }`);
+      const literal = await h.gql(
+        `mutation { recordTransaction(transaction_tag: "ep-bad", account_tag: "alice", source: "1", destination: "39", timestamp_begin: 1763912345, timestamp_end: "1763912350") { ok } }`,
+      );
       expect(literal.status).toBe(400);
       expect(await transactions().countDocuments({ transaction_tag: 'ep-bad' })).toBe(0);
     });
@@ -187,7 +285,9 @@ describe("the agent's own answers (no worker answered) carry the fields too", ()
   afterAll(() => h?.close());
 
   it('TIMEOUT: the request identifiers, no refusing account', async () => {
-    expect((await h.rest('/v1/authorization', { transaction_tag: 'to-1', account_tag: 'sip:alice@pbx', destination: '393299' })).body).toEqual({
+    expect(
+      (await h.rest('/v1/authorization', { transaction_tag: 'to-1', account_tag: 'sip:alice@pbx', destination: '393299' })).body,
+    ).toEqual({
       authorized: false,
       unauthorized_reason: 'TIMEOUT',
       max_available_units: 0,
@@ -199,7 +299,9 @@ describe("the agent's own answers (no worker answered) carry the fields too", ()
       authorized_destination: null,
       unauthorized_account_tag: null,
     });
-    expect((await h.rest('/v1/begin_transaction', { transaction_tag: 'to-2', account_tag: 'alice', source: '1', destination: '393299' })).body).toEqual({
+    expect(
+      (await h.rest('/v1/begin_transaction', { transaction_tag: 'to-2', account_tag: 'alice', source: '1', destination: '393299' })).body,
+    ).toEqual({
       ok: false,
       reason: 'TIMEOUT',
       transaction_tag: 'to-2',

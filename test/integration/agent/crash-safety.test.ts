@@ -22,9 +22,19 @@ describe('processing is exact under duplicate delivery and worker crashes', () =
   afterAll(() => h?.close());
 
   const begin = (tag: string, accountTag: string) =>
-    h.rest('/v1/begin_transaction', { transaction_tag: tag, account_tag: accountTag, source: '1', destination: '391234', timestamp_begin: '2026-11-21T10:00:00Z' });
+    h.rest('/v1/begin_transaction', {
+      transaction_tag: tag,
+      account_tag: accountTag,
+      source: '1',
+      destination: '391234',
+      timestamp_begin: '2026-11-21T10:00:00Z',
+    });
   const end = (tag: string, accountTag: string, seconds: number) =>
-    h.rest('/v1/end_transaction', { transaction_tag: tag, account_tag: accountTag, timestamp_end: new Date(Date.parse('2026-11-21T10:00:00Z') + seconds * 1000).toISOString() });
+    h.rest('/v1/end_transaction', {
+      transaction_tag: tag,
+      account_tag: accountTag,
+      timestamp_end: new Date(Date.parse('2026-11-21T10:00:00Z') + seconds * 1000).toISOString(),
+    });
 
   it('the same processing job delivered twice debits once', async () => {
     await h.ctx.queues.processing.pause();

@@ -17,7 +17,13 @@ describe('end on an account holding many running calls', () => {
     runningEntry(tag, { origin_account_tag: 'busy', timestamp_begin: began, call_parties: ['busy'], ...overrides });
   const others = Array.from({ length: 40 }, (_, i) => entry(`other-${i}`, { id: `entry-other-${i}` }));
   const reservationOf = (tag: string, caller: string): RunningTransaction =>
-    runningEntry(tag, { id: `res-${caller}-${tag}`, origin_account_tag: caller, rate: null, carrier_ip: '', reserved_until: new Date(Date.now() + 60_000) });
+    runningEntry(tag, {
+      id: `res-${caller}-${tag}`,
+      origin_account_tag: caller,
+      rate: null,
+      carrier_ip: '',
+      reserved_until: new Date(Date.now() + 60_000),
+    });
 
   beforeAll(async () => {
     ctx = await createTestContext();
@@ -36,7 +42,11 @@ describe('end on an account holding many running calls', () => {
 
   const endCall = (tag: string, jobId: string) => {
     const deadline = Date.now() + 10_000;
-    return end({ ctx, rating }, { op: 'end', transaction_tag: tag, account_tag: 'busy', timestamp_end: new Date().toISOString(), deadline }, { id: jobId, deadline, rerun: false });
+    return end(
+      { ctx, rating },
+      { op: 'end', transaction_tag: tag, account_tag: 'busy', timestamp_end: new Date().toISOString(), deadline },
+      { id: jobId, deadline, rerun: false },
+    );
   };
   const running = async () => (await ctx.mongo.collections.accounts.findOne({ account_tag: 'busy' }))!.running_transactions;
 

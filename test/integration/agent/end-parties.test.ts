@@ -24,7 +24,11 @@ describe('end: a party ended by an abandoned end of the same call', () => {
     await ctx.mongo.collections.accounts.insertMany([
       account('a1', { linked_accounts: ['p1'], running_transactions: [entry('e-a1')] }),
       // The first end (job J1, its deadline gone, never decided) ended the parent only.
-      account('p1', { running_transactions: [entry('e-p1', { in_progress: false, timestamp_end: new Date(), end_job: 'J1', end_deadline: Date.now() - 1000 })] }),
+      account('p1', {
+        running_transactions: [
+          entry('e-p1', { in_progress: false, timestamp_end: new Date(), end_job: 'J1', end_deadline: Date.now() - 1000 }),
+        ],
+      }),
     ]);
   });
 
@@ -35,7 +39,11 @@ describe('end: a party ended by an abandoned end of the same call', () => {
 
   it('takes the parent back from the abandoned end and ends it with the call', async () => {
     const deadline = Date.now() + 10_000;
-    const result = await end({ ctx, rating }, { op: 'end', transaction_tag: 't1', account_tag: 'a1', timestamp_end: new Date().toISOString(), deadline }, { id: 'J2', deadline, rerun: false });
+    const result = await end(
+      { ctx, rating },
+      { op: 'end', transaction_tag: 't1', account_tag: 'a1', timestamp_end: new Date().toISOString(), deadline },
+      { id: 'J2', deadline, rerun: false },
+    );
     expect(result).toEqual({ ok: true, reason: null });
     const entryOf = async (tag: string) => (await ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions[0];
     expect(await entryOf('a1')).toMatchObject({ in_progress: false, end_job: 'J2' });

@@ -8,8 +8,17 @@ import { createTestContext, TestContext } from '../../support/harness';
 
 type Doc = {
   openapi: string;
-  paths: Record<string, Record<string, { operationId: string; requestBody: { content: Record<string, { schema: { $ref: string } }> }; responses: Record<string, unknown> }>>;
-  components: { schemas: Record<string, { properties: Record<string, { description?: string }>; required: string[] }>; securitySchemes: Record<string, unknown> };
+  paths: Record<
+    string,
+    Record<
+      string,
+      { operationId: string; requestBody: { content: Record<string, { schema: { $ref: string } }> }; responses: Record<string, unknown> }
+    >
+  >;
+  components: {
+    schemas: Record<string, { properties: Record<string, { description?: string }>; required: string[] }>;
+    securitySchemes: Record<string, unknown>;
+  };
   security: unknown[];
 };
 
@@ -108,7 +117,11 @@ describe('GET /v1/openapi.json', () => {
     for (const route of served) {
       // Each documented operation is there and checks its body: {} lacks a required field.
       const response = await post(route, {});
-      expect({ route, status: response.status, code: ((await response.json()) as { error: { code: string } }).error.code }).toEqual({ route, status: 400, code: 'BAD_USER_INPUT' });
+      expect({ route, status: response.status, code: ((await response.json()) as { error: { code: string } }).error.code }).toEqual({
+        route,
+        status: 400,
+        code: 'BAD_USER_INPUT',
+      });
     }
   });
 
@@ -118,24 +131,44 @@ describe('GET /v1/openapi.json', () => {
       const name = operation.requestBody.content['application/json'].schema.$ref.split('/').pop()!;
       return doc.components.schemas[name];
     };
-    const operationIds = { authorization: 'authorization', begin: 'beginTransaction', end: 'endTransaction', record: 'recordTransaction', rollback: 'rollbackTransaction' };
+    const operationIds = {
+      authorization: 'authorization',
+      begin: 'beginTransaction',
+      end: 'endTransaction',
+      record: 'recordTransaction',
+      rollback: 'rollbackTransaction',
+    };
     for (const [op, table] of Object.entries(operationFields)) {
       const schema = requestSchema(operationIds[op as keyof typeof operationIds]);
       expect({ op, fields: Object.keys(schema.properties) }).toEqual({ op, fields: Object.keys(table) });
-      const required = Object.entries(table).filter(([, spec]) => spec.presence === 'required').map(([name]) => name);
+      const required = Object.entries(table)
+        .filter(([, spec]) => spec.presence === 'required')
+        .map(([name]) => name);
       expect({ op, required: schema.required }).toEqual({ op, required });
       for (const [name, spec] of Object.entries(table)) expect(schema.properties[name].description).toContain(spec.description);
     }
-    expect(requestSchema('recordTransactions').properties.transactions).toMatchObject({ maxItems: 250, items: { $ref: '#/components/schemas/RecordTransactionRequest' } });
+    expect(requestSchema('recordTransactions').properties.transactions).toMatchObject({
+      maxItems: 250,
+      items: { $ref: '#/components/schemas/RecordTransactionRequest' },
+    });
     expect(Object.keys(doc.components.schemas.TransactionAnswer.properties)).toEqual(Object.keys(operationAnswerFields));
     expect(Object.keys(doc.components.schemas.AuthorizationAnswer.properties)).toEqual(Object.keys(authorizationAnswerFields));
   });
 
   it('documents the 400 answer the agent gives', async () => {
-    const response = await post('/v1/record_transaction', { transaction_tag: 't', account_tag: 'a', source: '1', destination: '39', timestamp_begin: 'yesterday', timestamp_end: '1763912350' });
+    const response = await post('/v1/record_transaction', {
+      transaction_tag: 't',
+      account_tag: 'a',
+      source: '1',
+      destination: '39',
+      timestamp_begin: 'yesterday',
+      timestamp_end: '1763912350',
+    });
     const body = (await response.json()) as { error: Record<string, unknown> };
     expect(response.status).toBe(400);
-    const shape = doc.components.schemas.RequestError as unknown as { properties: { error: { properties: Record<string, unknown>; required: string[] } } };
+    const shape = doc.components.schemas.RequestError as unknown as {
+      properties: { error: { properties: Record<string, unknown>; required: string[] } };
+    };
     expect(Object.keys(body.error).sort()).toEqual(Object.keys(shape.properties.error.properties).sort());
     expect(body.error).toMatchObject({ code: 'BAD_USER_INPUT', field: 'timestamp_begin' });
   });

@@ -18,7 +18,8 @@ describe('resolveParties', () => {
   });
 
   const seedAccounts = (...docs: ReturnType<typeof account>[]) => ctx.mongo.collections.accounts.insertMany(docs);
-  const resolve = (caller: string, destination: string | null = null) => resolveParties(ctx.mongo.collections.accounts, caller, destination);
+  const resolve = (caller: string, destination: string | null = null) =>
+    resolveParties(ctx.mongo.collections.accounts, caller, destination);
 
   it('lists the caller, its linked accounts level by level in their order, then the receiver', async () => {
     await seedAccounts(
@@ -31,9 +32,9 @@ describe('resolveParties', () => {
     );
     const resolved = await resolve('caller', 'receiver');
     expect(resolved).toEqual({
-      parties: ['caller', 'p1', 'p2', 'g1', 'g2'].map((tag) => ({ account: expect.objectContaining({ account_tag: tag }), inbound: false })).concat([
-        { account: expect.objectContaining({ account_tag: 'receiver' }), inbound: true },
-      ]),
+      parties: ['caller', 'p1', 'p2', 'g1', 'g2']
+        .map((tag) => ({ account: expect.objectContaining({ account_tag: tag }), inbound: false }))
+        .concat([{ account: expect.objectContaining({ account_tag: 'receiver' }), inbound: true }]),
     });
   });
 

@@ -1,7 +1,12 @@
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';
 
-type Auth = { authorized: boolean; unauthorized_reason: string | null; unauthorized_account_tag: string | null; max_available_units: number };
+type Auth = {
+  authorized: boolean;
+  unauthorized_reason: string | null;
+  unauthorized_account_tag: string | null;
+  max_available_units: number;
+};
 type Answer = { ok: boolean; reason: string | null };
 
 /**
@@ -14,9 +19,16 @@ describe('concurrency reservations at authorization', () => {
   const accounts = () => h.ctx.mongo.collections.accounts;
   const entries = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.running_transactions;
   const authorize = async (accountTag: string, transactionTag?: string) =>
-    (await h.rest<Auth>('/v1/authorization', { account_tag: accountTag, destination: '393299', ...(transactionTag ? { transaction_tag: transactionTag } : {}) })).body;
+    (
+      await h.rest<Auth>('/v1/authorization', {
+        account_tag: accountTag,
+        destination: '393299',
+        ...(transactionTag ? { transaction_tag: transactionTag } : {}),
+      })
+    ).body;
   const op = async (path: string, body: Record<string, unknown>) => (await h.rest<Answer>(`/v1/${path}`, body)).body;
-  const begin = (accountTag: string, tag: string) => op('begin_transaction', { transaction_tag: tag, account_tag: accountTag, source: '100', destination: '393299' });
+  const begin = (accountTag: string, tag: string) =>
+    op('begin_transaction', { transaction_tag: tag, account_tag: accountTag, source: '100', destination: '393299' });
 
   beforeAll(async () => {
     h = await startAgentHarness(2, { RESERVATION_SECONDS: '2' });
@@ -46,7 +58,12 @@ describe('concurrency reservations at authorization', () => {
     expect(answers.filter((a) => a.authorized)).toHaveLength(2);
     const refused = answers.filter((a) => !a.authorized);
     expect(refused).toHaveLength(8);
-    for (const a of refused) expect(a).toMatchObject({ unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS', unauthorized_account_tag: 'par2', max_available_units: 0 });
+    for (const a of refused)
+      expect(a).toMatchObject({
+        unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS',
+        unauthorized_account_tag: 'par2',
+        max_available_units: 0,
+      });
     expect(await entries('par2')).toHaveLength(2);
     // A begin without a reservation finds no free slot either.
     expect(await begin('par2', 'other')).toMatchObject({ ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
@@ -103,7 +120,14 @@ describe('concurrency reservations at authorization', () => {
   it('recordTransaction of an authorized call releases its reservation', async () => {
     expect(await authorize('cdr1', 'd1')).toMatchObject({ authorized: true });
     expect(await entries('cdr1')).toHaveLength(1);
-    const recorded = await op('record_transaction', { transaction_tag: 'd1', account_tag: 'cdr1', source: '100', destination: '393299', timestamp_begin: '2026-11-23T10:00:00Z', timestamp_end: '2026-11-23T10:00:05Z' });
+    const recorded = await op('record_transaction', {
+      transaction_tag: 'd1',
+      account_tag: 'cdr1',
+      source: '100',
+      destination: '393299',
+      timestamp_begin: '2026-11-23T10:00:00Z',
+      timestamp_end: '2026-11-23T10:00:05Z',
+    });
     expect(recorded).toMatchObject({ ok: true });
     expect(await entries('cdr1')).toHaveLength(0);
     expect((await accounts().findOne({ account_tag: 'cdr1' }))!.balance).toBe(995n);
@@ -113,7 +137,11 @@ describe('concurrency reservations at authorization', () => {
   it('a parent at its limit refuses the second child; the child keeps no reservation', async () => {
     expect(await authorize('kid1', 'k1')).toMatchObject({ authorized: true });
     expect(await entries('parent1')).toHaveLength(1);
-    expect(await authorize('kid2', 'k1')).toMatchObject({ authorized: false, unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS', unauthorized_account_tag: 'parent1' });
+    expect(await authorize('kid2', 'k1')).toMatchObject({
+      authorized: false,
+      unauthorized_reason: 'TOO_MANY_RUNNING_TRANSACTIONS',
+      unauthorized_account_tag: 'parent1',
+    });
     expect(await entries('kid2')).toHaveLength(0);
     // The first child's call goes on: begin converts both of its reservations.
     expect(await begin('kid1', 'k1')).toMatchObject({ ok: true });

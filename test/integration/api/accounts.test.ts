@@ -43,7 +43,9 @@ describe('API accounts', () => {
   });
 
   it('creates with defaults: PREPAID, balance 0, active, no limit, unset lists null, linked_accounts and running_transactions []', async () => {
-    const { createAccount } = await api.ok(`mutation { createAccount(account_tag: "a-min") { ${SCALARS} linked_accounts { id } running_transactions { transaction_tag } } }`);
+    const { createAccount } = await api.ok(
+      `mutation { createAccount(account_tag: "a-min") { ${SCALARS} linked_accounts { id } running_transactions { transaction_tag } } }`,
+    );
     expect(createAccount).toEqual({
       id: expect.any(String),
       account_tag: 'a-min',
@@ -68,7 +70,8 @@ describe('API accounts', () => {
   });
 
   it('creates with every field; BigInt keeps 64-bit values exact (a string beyond 2^53)', async () => {
-    const { createAccount } = await api.ok(`mutation { createAccount(account_tag: "a-full", type: POSTPAID, balance: "9007199254740993", active: false,
+    const { createAccount } =
+      await api.ok(`mutation { createAccount(account_tag: "a-full", type: POSTPAID, balance: "9007199254740993", active: false,
       max_concurrent_transactions: 3, name: "Full", notification_email: "ops@example.com", notification_mobile: "+44 20 7946 0958",
       carrier_tags: ["cr2", "cr"], carrier_tags_override: ["cr"], customer_tag: "cust-1", pricelist_tags: ["pl", "pl2"], tags: ["vip"],
       balance_alert_threshold: -500) { ${SCALARS} } }`);
@@ -143,32 +146,62 @@ describe('API accounts', () => {
         parent: createAccount(account_tag: "l-parent", name: "Parent", type: POSTPAID, balance: 5) { id }
       }`);
       await api.ok('mutation { updateAccount(account_tag: "l-parent", linked_accounts: ["l-grand"]) { id } }');
-      const { createAccount } = await api.ok(`mutation { createAccount(account_tag: "l-child", linked_accountsIds: ["${parent.id}", "${grand.id}"]) {
+      const { createAccount } =
+        await api.ok(`mutation { createAccount(account_tag: "l-child", linked_accountsIds: ["${parent.id}", "${grand.id}"]) {
         linked_accounts { id account_tag name type balance linked_accounts { account_tag } } } }`);
       expect(createAccount.linked_accounts).toEqual([
-        { id: parent.id, account_tag: 'l-parent', name: 'Parent', type: 'POSTPAID', balance: 5, linked_accounts: [{ account_tag: 'l-grand' }] },
+        {
+          id: parent.id,
+          account_tag: 'l-parent',
+          name: 'Parent',
+          type: 'POSTPAID',
+          balance: 5,
+          linked_accounts: [{ account_tag: 'l-grand' }],
+        },
         { id: grand.id, account_tag: 'l-grand', name: 'Grand', type: 'PREPAID', balance: 7, linked_accounts: [] },
       ]);
       expect((await accounts().findOne({ account_tag: 'l-child' }))?.linked_accounts).toEqual(['l-parent', 'l-grand']);
     });
 
     it('refuses cycles, direct or through ancestors, and links to itself', async () => {
-      expectError(await api.gql('mutation { updateAccount(account_tag: "l-grand", linked_accounts: ["l-child"]) { id } }'), 'INVALID_REFERENCE', 'linked_accounts');
-      expectError(await api.gql('mutation { updateAccount(account_tag: "l-grand", linked_accounts: ["l-parent"]) { id } }'), 'INVALID_REFERENCE', 'linked_accounts');
-      expectError(await api.gql('mutation { updateAccount(account_tag: "l-grand", linked_accounts: ["l-grand"]) { id } }'), 'INVALID_REFERENCE', 'linked_accounts');
+      expectError(
+        await api.gql('mutation { updateAccount(account_tag: "l-grand", linked_accounts: ["l-child"]) { id } }'),
+        'INVALID_REFERENCE',
+        'linked_accounts',
+      );
+      expectError(
+        await api.gql('mutation { updateAccount(account_tag: "l-grand", linked_accounts: ["l-parent"]) { id } }'),
+        'INVALID_REFERENCE',
+        'linked_accounts',
+      );
+      expectError(
+        await api.gql('mutation { updateAccount(account_tag: "l-grand", linked_accounts: ["l-grand"]) { id } }'),
+        'INVALID_REFERENCE',
+        'linked_accounts',
+      );
       const { Account } = await api.ok('{ Account(account_tag: "l-child") { id } }');
-      expectError(await api.gql(`mutation { updateAccount(account_tag: "l-grand", linked_accountsIds: ["${Account.id}"]) { id } }`), 'INVALID_REFERENCE', 'linked_accountsIds');
+      expectError(
+        await api.gql(`mutation { updateAccount(account_tag: "l-grand", linked_accountsIds: ["${Account.id}"]) { id } }`),
+        'INVALID_REFERENCE',
+        'linked_accountsIds',
+      );
       expect((await accounts().findOne({ account_tag: 'l-grand' }))?.linked_accounts).toEqual([]);
     });
 
     it('refuses to delete or rename an account others link', async () => {
       expectError(await api.gql('mutation { deleteAccount(account_tag: "l-grand") { id } }'), 'INVALID_REFERENCE', 'account_tag');
       const { Account } = await api.ok('{ Account(account_tag: "l-grand") { id } }');
-      expectError(await api.gql(`mutation { updateAccount(id: "${Account.id}", account_tag: "l-renamed") { id } }`), 'INVALID_REFERENCE', 'account_tag');
+      expectError(
+        await api.gql(`mutation { updateAccount(id: "${Account.id}", account_tag: "l-renamed") { id } }`),
+        'INVALID_REFERENCE',
+        'account_tag',
+      );
     });
 
     it('clears links with null (answered as [])', async () => {
-      const { updateAccount } = await api.ok('mutation { updateAccount(account_tag: "l-child", linked_accounts: null) { linked_accounts { id } } }');
+      const { updateAccount } = await api.ok(
+        'mutation { updateAccount(account_tag: "l-child", linked_accounts: null) { linked_accounts { id } } }',
+      );
       expect(updateAccount.linked_accounts).toEqual([]);
     });
   });
@@ -176,18 +209,33 @@ describe('API accounts', () => {
   describe('update', () => {
     let id: string;
     beforeAll(async () => {
-      id = (await api.ok('mutation { createAccount(account_tag: "u-1", name: "One", balance: 10, pricelist_tags: ["pl"], tags: ["x"]) { id } }')).createAccount.id;
+      id = (
+        await api.ok('mutation { createAccount(account_tag: "u-1", name: "One", balance: 10, pricelist_tags: ["pl"], tags: ["x"]) { id } }')
+      ).createAccount.id;
     });
 
     it('renames by id, and updates by tag', async () => {
-      expect((await api.ok(`mutation { updateAccount(id: "${id}", account_tag: "u-2") { account_tag } }`)).updateAccount).toEqual({ account_tag: 'u-2' });
-      expect((await api.ok('mutation { updateAccount(account_tag: "u-2", customer_tag: "c-9") { id customer_tag } }')).updateAccount).toEqual({ id, customer_tag: 'c-9' });
+      expect((await api.ok(`mutation { updateAccount(id: "${id}", account_tag: "u-2") { account_tag } }`)).updateAccount).toEqual({
+        account_tag: 'u-2',
+      });
+      expect(
+        (await api.ok('mutation { updateAccount(account_tag: "u-2", customer_tag: "c-9") { id customer_tag } }')).updateAccount,
+      ).toEqual({ id, customer_tag: 'c-9' });
     });
 
     it('changes only the given fields; null clears; every update bumps rev; a new balance is a ledger adjustment', async () => {
       const revBefore = (await accounts().findOne({ _id: id }))?.rev ?? 0;
-      const { updateAccount } = await api.ok(`mutation { updateAccount(id: "${id}", name: null, tags: null, balance: 25, max_concurrent_transactions: 2) { ${SCALARS} } }`);
-      expect(updateAccount).toMatchObject({ account_tag: 'u-2', name: null, tags: null, balance: 25, max_concurrent_transactions: 2, pricelist_tags: ['pl'] });
+      const { updateAccount } = await api.ok(
+        `mutation { updateAccount(id: "${id}", name: null, tags: null, balance: 25, max_concurrent_transactions: 2) { ${SCALARS} } }`,
+      );
+      expect(updateAccount).toMatchObject({
+        account_tag: 'u-2',
+        name: null,
+        tags: null,
+        balance: 25,
+        max_concurrent_transactions: 2,
+        pricelist_tags: ['pl'],
+      });
       // One write for the fields, one for the balance (through the ledger).
       expect((await accounts().findOne({ _id: id }))?.rev).toBe(revBefore + 2);
       const adjustments = await api.ctx.mongo.collections.ledger.find({ account_tag: 'u-2' }).toArray();
@@ -197,7 +245,11 @@ describe('API accounts', () => {
 
     it('refuses invalid values and missing references, changing nothing', async () => {
       expectError(await api.gql(`mutation { updateAccount(id: "${id}", balance: 99, type: null) { id } }`), 'BAD_USER_INPUT', 'type');
-      expectError(await api.gql(`mutation { updateAccount(id: "${id}", balance: 99, pricelist_tags: ["nope"]) { id } }`), 'INVALID_REFERENCE', 'pricelist_tags');
+      expectError(
+        await api.gql(`mutation { updateAccount(id: "${id}", balance: 99, pricelist_tags: ["nope"]) { id } }`),
+        'INVALID_REFERENCE',
+        'pricelist_tags',
+      );
       expect((await accounts().findOne({ _id: id }))?.balance).toBe(25n);
       expectError(await api.gql('mutation { updateAccount(account_tag: "nope", balance: 1) { id } }'), 'NOT_FOUND');
       expectError(await api.gql('mutation { updateAccount(account_tag: "u-2", active: null) { id } }'), 'BAD_USER_INPUT', 'active');
@@ -206,10 +258,18 @@ describe('API accounts', () => {
     it('refuses a rename while calls run on the account, records carry its tag or its ledger holds entries', async () => {
       const fresh = (await api.ok('mutation { createAccount(account_tag: "r-1", balance: 10) { id } }')).createAccount.id as string;
       await addRunning('r-1', runningEntry('t-rename'));
-      expectError(await api.gql(`mutation { updateAccount(id: "${fresh}", account_tag: "r-2") { id } }`), 'INVALID_REFERENCE', 'account_tag');
+      expectError(
+        await api.gql(`mutation { updateAccount(id: "${fresh}", account_tag: "r-2") { id } }`),
+        'INVALID_REFERENCE',
+        'account_tag',
+      );
       await accounts().updateOne({ _id: fresh }, { $set: { running_transactions: [] } });
       await api.ok('mutation { createTransaction(account_tag: "r-1", transaction_tag: "t-rec") { id } }');
-      expectError(await api.gql(`mutation { updateAccount(id: "${fresh}", account_tag: "r-2") { id } }`), 'INVALID_REFERENCE', 'account_tag');
+      expectError(
+        await api.gql(`mutation { updateAccount(id: "${fresh}", account_tag: "r-2") { id } }`),
+        'INVALID_REFERENCE',
+        'account_tag',
+      );
       expect((await accounts().findOne({ _id: fresh }))?.account_tag).toBe('r-1');
       // u-2's balance moved through the ledger (above): its entries are under its tag, so it keeps it.
       expectError(await api.gql(`mutation { updateAccount(id: "${id}", account_tag: "u-3") { id } }`), 'INVALID_REFERENCE', 'account_tag');
@@ -223,23 +283,34 @@ describe('API accounts', () => {
     });
 
     it('adds and takes off atomically, returning the account', async () => {
-      expect((await api.ok('mutation { incrementAccountBalance(account_tag: "b-1", amount: 50) { account_tag balance } }')).incrementAccountBalance).toEqual({
+      expect(
+        (await api.ok('mutation { incrementAccountBalance(account_tag: "b-1", amount: 50) { account_tag balance } }'))
+          .incrementAccountBalance,
+      ).toEqual({
         account_tag: 'b-1',
         balance: 150,
       });
-      expect((await api.ok('mutation { incrementAccountBalance(account_tag: "b-1", amount: "-200") { balance } }')).incrementAccountBalance).toEqual({ balance: -50 });
+      expect(
+        (await api.ok('mutation { incrementAccountBalance(account_tag: "b-1", amount: "-200") { balance } }')).incrementAccountBalance,
+      ).toEqual({ balance: -50 });
     });
 
     it('loses nothing under concurrent top-ups', async () => {
       const before = (await accounts().findOne({ account_tag: 'b-1' }))!.balance;
-      await Promise.all(Array.from({ length: 40 }, () => api.ok('mutation { incrementAccountBalance(account_tag: "b-1", amount: 3) { id } }')));
+      await Promise.all(
+        Array.from({ length: 40 }, () => api.ok('mutation { incrementAccountBalance(account_tag: "b-1", amount: 3) { id } }')),
+      );
       expect((await accounts().findOne({ account_tag: 'b-1' }))!.balance).toBe(before + 120n);
     });
 
     it('answers NOT_FOUND for an unknown account and refuses a 64-bit overflow', async () => {
       expectError(await api.gql('mutation { incrementAccountBalance(account_tag: "nope", amount: 1) { id } }'), 'NOT_FOUND');
       const before = (await accounts().findOne({ account_tag: 'b-1' }))!.balance;
-      expectError(await api.gql('mutation { incrementAccountBalance(account_tag: "b-1", amount: "9223372036854775807") { id } }'), 'BAD_USER_INPUT', 'amount');
+      expectError(
+        await api.gql('mutation { incrementAccountBalance(account_tag: "b-1", amount: "9223372036854775807") { id } }'),
+        'BAD_USER_INPUT',
+        'amount',
+      );
       expect((await accounts().findOne({ account_tag: 'b-1' }))!.balance).toBe(before);
       expectError(await api.gql('mutation { incrementAccountBalance(account_tag: "b-1") { id } }'), 'BAD_USER_INPUT', 'amount');
     });
@@ -253,7 +324,17 @@ describe('API accounts', () => {
         c: createAccount(account_tag: "r-stale", customer_tag: "rc", active: false) { id }
       }`);
       await addRunning('r-busy', runningEntry('t-1', { timestamp_begin: new Date('2030-01-01T00:00:00Z') }));
-      await addRunning('r-busy', runningEntry('t-2', { in_progress: false, inbound: true, rate: null, carrier_ip: '', timestamp_end: new Date('2030-01-01T00:01:00.5Z'), timestamp_begin: new Date(Date.now() - 7200_000) }));
+      await addRunning(
+        'r-busy',
+        runningEntry('t-2', {
+          in_progress: false,
+          inbound: true,
+          rate: null,
+          carrier_ip: '',
+          timestamp_end: new Date('2030-01-01T00:01:00.5Z'),
+          timestamp_begin: new Date(Date.now() - 7200_000),
+        }),
+      );
       await addRunning('r-stale', runningEntry('t-3', { timestamp_begin: new Date(Date.now() - 7200_000) }));
     });
 
@@ -261,14 +342,36 @@ describe('API accounts', () => {
       const { Account } = await api.ok(`{ Account(account_tag: "r-busy") { running_transactions {
         transaction_tag source destination carrier_ip destination_rate in_progress inbound timestamp_begin timestamp_end } } }`);
       expect(Account.running_transactions).toEqual([
-        { transaction_tag: 't-1', source: '100', destination: '4420', carrier_ip: 'gw.example:5060', destination_rate: 20, in_progress: true, inbound: false, timestamp_begin: '2030-01-01T00:00:00Z', timestamp_end: '' },
-        { transaction_tag: 't-2', source: '100', destination: '4420', carrier_ip: '', destination_rate: null, in_progress: false, inbound: true, timestamp_begin: expect.any(String), timestamp_end: '2030-01-01T00:01:00.500Z' },
+        {
+          transaction_tag: 't-1',
+          source: '100',
+          destination: '4420',
+          carrier_ip: 'gw.example:5060',
+          destination_rate: 20,
+          in_progress: true,
+          inbound: false,
+          timestamp_begin: '2030-01-01T00:00:00Z',
+          timestamp_end: '',
+        },
+        {
+          transaction_tag: 't-2',
+          source: '100',
+          destination: '4420',
+          carrier_ip: '',
+          destination_rate: null,
+          in_progress: false,
+          inbound: true,
+          timestamp_begin: expect.any(String),
+          timestamp_end: '2030-01-01T00:01:00.500Z',
+        },
       ]);
     });
 
     it('filters on running and long-running transactions', async () => {
       const tags = async (filter: string) =>
-        (await api.ok(`{ allAccounts(filter: ${filter}, sortField: "account_tag") { account_tag } }`)).allAccounts.map((a: { account_tag: string }) => a.account_tag);
+        (await api.ok(`{ allAccounts(filter: ${filter}, sortField: "account_tag") { account_tag } }`)).allAccounts.map(
+          (a: { account_tag: string }) => a.account_tag,
+        );
       expect(await tags('{ customer_tag: "rc", with_running_transactions: true }')).toEqual(['r-busy', 'r-stale']);
       expect(await tags('{ customer_tag: "rc", with_running_transactions: false }')).toEqual(['r-idle']);
       // r-busy's old entry has ended, its running one began recently: only r-stale has a long call in progress.
@@ -277,7 +380,9 @@ describe('API accounts', () => {
       expect(await tags('{ customer_tag: ["rc"], type: POSTPAID }')).toEqual(['r-busy']);
       expect(await tags('{ customer_tag: "rc", active: false }')).toEqual(['r-stale']);
       expect(await tags('{ account_tag: ["r-idle", "r-stale"] }')).toEqual(['r-idle', 'r-stale']);
-      expect((await api.ok('{ _allAccountsMeta(filter: { customer_tag: "rc", with_running_transactions: true }) { count } }'))._allAccountsMeta).toEqual({ count: 2 });
+      expect(
+        (await api.ok('{ _allAccountsMeta(filter: { customer_tag: "rc", with_running_transactions: true }) { count } }'))._allAccountsMeta,
+      ).toEqual({ count: 2 });
     });
 
     it('refuses to delete an account with running transactions', async () => {
@@ -288,7 +393,10 @@ describe('API accounts', () => {
 
   it('deletes an unused account by id or tag and returns it', async () => {
     const { createAccount } = await api.ok('mutation { createAccount(account_tag: "d-1", name: "Gone", balance: 3) { id } }');
-    expect((await api.ok(`mutation { deleteAccount(id: "${createAccount.id}") { id account_tag name balance linked_accounts { id } } }`)).deleteAccount).toEqual({
+    expect(
+      (await api.ok(`mutation { deleteAccount(id: "${createAccount.id}") { id account_tag name balance linked_accounts { id } } }`))
+        .deleteAccount,
+    ).toEqual({
       id: createAccount.id,
       account_tag: 'd-1',
       name: 'Gone',

@@ -16,8 +16,17 @@ describe('API carriers', () => {
   const create = (args: string) => api.gql(`mutation { createCarrier(${args}) { ${FIELDS} } }`);
 
   it('creates a carrier with defaults (uuid4 id, UDP, active) and reads it by id and by tag', async () => {
-    const { createCarrier: created } = await api.ok(`mutation { createCarrier(carrier_tag: "c-defaults", host: "10.0.0.1", port: 5060) { ${FIELDS} } }`);
-    expect(created).toEqual({ id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/), carrier_tag: 'c-defaults', host: '10.0.0.1', port: 5060, protocol: 'UDP', active: true });
+    const { createCarrier: created } = await api.ok(
+      `mutation { createCarrier(carrier_tag: "c-defaults", host: "10.0.0.1", port: 5060) { ${FIELDS} } }`,
+    );
+    expect(created).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      carrier_tag: 'c-defaults',
+      host: '10.0.0.1',
+      port: 5060,
+      protocol: 'UDP',
+      active: true,
+    });
     expect((await api.ok(`{ Carrier(id: "${created.id}") { ${FIELDS} } }`)).Carrier).toEqual(created);
     expect((await api.ok(`{ Carrier(carrier_tag: "c-defaults") { ${FIELDS} } }`)).Carrier).toEqual(created);
     const stored = await api.ctx.mongo.collections.carriers.findOne({ _id: created.id });
@@ -27,7 +36,14 @@ describe('API carriers', () => {
   it('keeps a given id and every given field', async () => {
     const id = '5b0a3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b0c';
     const answer = await create(`id: "${id}", carrier_tag: "c-given", host: "sip.example.net", port: 5061, protocol: TCP, active: false`);
-    expect(answer.body.data?.createCarrier).toEqual({ id, carrier_tag: 'c-given', host: 'sip.example.net', port: 5061, protocol: 'TCP', active: false });
+    expect(answer.body.data?.createCarrier).toEqual({
+      id,
+      carrier_tag: 'c-given',
+      host: 'sip.example.net',
+      port: 5061,
+      protocol: 'TCP',
+      active: false,
+    });
   });
 
   it('answers null for an unknown carrier and for a tag that does not match the id', async () => {
@@ -78,7 +94,9 @@ describe('API carriers', () => {
     });
 
     it('by tag changes the given fields without renaming', async () => {
-      const { updateCarrier } = await api.ok(`mutation { updateCarrier(carrier_tag: "c-upd2", active: false, protocol: TCP) { ${FIELDS} } }`);
+      const { updateCarrier } = await api.ok(
+        `mutation { updateCarrier(carrier_tag: "c-upd2", active: false, protocol: TCP) { ${FIELDS} } }`,
+      );
       expect(updateCarrier).toEqual({ id, carrier_tag: 'c-upd2', host: 'h', port: 5070, protocol: 'TCP', active: false });
     });
 
@@ -114,19 +132,28 @@ describe('API carriers', () => {
       }`);
     });
 
-    it.each(['c-used-by-rate', 'c-used-by-account', 'c-forced-by-account'])('refuses to delete or rename %s while it is used', async (tag) => {
-      expectError(await api.gql(`mutation { deleteCarrier(carrier_tag: "${tag}") { id } }`), 'INVALID_REFERENCE', 'carrier_tag');
-      const { Carrier } = await api.ok(`{ Carrier(carrier_tag: "${tag}") { id } }`);
-      expectError(await api.gql(`mutation { updateCarrier(id: "${Carrier.id}", carrier_tag: "renamed", port: 2) { id } }`), 'INVALID_REFERENCE', 'carrier_tag');
-      expect(await api.ctx.mongo.collections.carriers.findOne({ _id: Carrier.id })).toMatchObject({ carrier_tag: tag, port: 1 });
-      // Changing anything but the tag is fine.
-      expect((await api.ok(`mutation { updateCarrier(carrier_tag: "${tag}", port: 3) { port } }`)).updateCarrier.port).toBe(3);
-    });
+    it.each(['c-used-by-rate', 'c-used-by-account', 'c-forced-by-account'])(
+      'refuses to delete or rename %s while it is used',
+      async (tag) => {
+        expectError(await api.gql(`mutation { deleteCarrier(carrier_tag: "${tag}") { id } }`), 'INVALID_REFERENCE', 'carrier_tag');
+        const { Carrier } = await api.ok(`{ Carrier(carrier_tag: "${tag}") { id } }`);
+        expectError(
+          await api.gql(`mutation { updateCarrier(id: "${Carrier.id}", carrier_tag: "renamed", port: 2) { id } }`),
+          'INVALID_REFERENCE',
+          'carrier_tag',
+        );
+        expect(await api.ctx.mongo.collections.carriers.findOne({ _id: Carrier.id })).toMatchObject({ carrier_tag: tag, port: 1 });
+        // Changing anything but the tag is fine.
+        expect((await api.ok(`mutation { updateCarrier(carrier_tag: "${tag}", port: 3) { port } }`)).updateCarrier.port).toBe(3);
+      },
+    );
 
     it('deletes a carrier once nothing uses it and returns the deleted fields', async () => {
       await api.ok('mutation { deletePricelistRate(pricelist_tag: "p-refs", carrier_tag: "c-used-by-rate", prefix: "1") { id } }');
       const { Carrier } = await api.ok('{ Carrier(carrier_tag: "c-used-by-rate") { id carrier_tag host port protocol active } }');
-      const { deleteCarrier } = await api.ok(`mutation { deleteCarrier(id: "${Carrier.id}") { id carrier_tag host port protocol active } }`);
+      const { deleteCarrier } = await api.ok(
+        `mutation { deleteCarrier(id: "${Carrier.id}") { id carrier_tag host port protocol active } }`,
+      );
       expect(deleteCarrier).toEqual(Carrier);
       expect((await api.ok(`{ Carrier(id: "${Carrier.id}") { id } }`)).Carrier).toBeNull();
       expectError(await api.gql(`mutation { deleteCarrier(id: "${Carrier.id}") { id } }`), 'NOT_FOUND');
@@ -140,7 +167,9 @@ describe('API carriers', () => {
       c: createCarrier(carrier_tag: "f-c", host: "g.example", port: 3) { id }
     }`);
     const tags = async (filter: string) =>
-      (await api.ok(`{ allCarriers(filter: ${filter}, sortField: "carrier_tag") { carrier_tag } }`)).allCarriers.map((x: { carrier_tag: string }) => x.carrier_tag);
+      (await api.ok(`{ allCarriers(filter: ${filter}, sortField: "carrier_tag") { carrier_tag } }`)).allCarriers.map(
+        (x: { carrier_tag: string }) => x.carrier_tag,
+      );
     expect(await tags(`{ ids: ["${a.id}", "${c.id}"] }`)).toEqual(['f-a', 'f-c']);
     expect(await tags(`{ id: "${b.id}" }`)).toEqual(['f-b']);
     expect(await tags('{ carrier_tag: "f-b" }')).toEqual(['f-b']);

@@ -33,14 +33,20 @@ describe('API errors', () => {
     };
     for (const body of ['not json', '{}', JSON.stringify({ query: 42 })]) {
       const answer = await post(body);
-      expect({ body, status: answer.status, code: answer.body.errors[0].extensions.code }).toEqual({ body, status: 400, code: 'BAD_REQUEST' });
+      expect({ body, status: answer.status, code: answer.body.errors[0].extensions.code }).toEqual({
+        body,
+        status: 400,
+        code: 'BAD_REQUEST',
+      });
     }
     const get = await fetch(`${api.url}/graphql?query=${encodeURIComponent('mutation { deleteCarrier(id: "x") { id } }')}`);
     expect(get.status).toBe(405);
   });
 
   it('names the input field of a refused variable value, nested ones included', async () => {
-    const answer = await api.gql('query ($f: TransactionFilter) { allTransactions(filter: $f) { id } }', { f: { timestamp_begin_gte: 'yesterday' } });
+    const answer = await api.gql('query ($f: TransactionFilter) { allTransactions(filter: $f) { id } }', {
+      f: { timestamp_begin_gte: 'yesterday' },
+    });
     expect(answer.status).toBe(400);
     expect(expectError(answer, 'BAD_USER_INPUT', 'timestamp_begin_gte').message).toMatch(/^timestamp_begin_gte: must be a datetime/);
     const amount = await api.gql('mutation ($a: BigInt) { incrementAccountBalance(account_tag: "acc", amount: $a) { id } }', { a: 1.5 });
@@ -48,7 +54,8 @@ describe('API errors', () => {
   });
 
   it('accepts BigInt as a JSON number or a decimal string in variables', async () => {
-    const run = (a: unknown) => api.ok('mutation ($a: BigInt) { incrementAccountBalance(account_tag: "acc", amount: $a) { balance } }', { a });
+    const run = (a: unknown) =>
+      api.ok('mutation ($a: BigInt) { incrementAccountBalance(account_tag: "acc", amount: $a) { balance } }', { a });
     expect((await run(5)).incrementAccountBalance.balance).toBe(5);
     expect((await run('-2')).incrementAccountBalance.balance).toBe(3);
   });
@@ -66,7 +73,14 @@ describe('API errors', () => {
   });
 
   it('hides unexpected failures behind INTERNAL_ERROR', async () => {
-    await api.ctx.mongo.collections.carriers.insertOne({ _id: 'corrupt', carrier_tag: 'corrupt', host: 'h', port: 'not a port' as unknown as number, protocol: 'UDP', active: true });
+    await api.ctx.mongo.collections.carriers.insertOne({
+      _id: 'corrupt',
+      carrier_tag: 'corrupt',
+      host: 'h',
+      port: 'not a port' as unknown as number,
+      protocol: 'UDP',
+      active: true,
+    });
     const answer = await api.gql('{ Carrier(id: "corrupt") { id port } version }');
     expect(answer.status).toBe(200);
     expect(answer.body.data).toEqual({ Carrier: null, version: expect.any(String) });

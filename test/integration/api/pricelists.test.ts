@@ -26,10 +26,17 @@ describe('API pricelists', () => {
   });
 
   it('accepts tag and pricelist_tag together only when equal', async () => {
-    expect((await api.ok('mutation { createPricelist(tag: "pl-same", pricelist_tag: "pl-same", currency: USD) { pricelist_tag } }')).createPricelist).toEqual({
+    expect(
+      (await api.ok('mutation { createPricelist(tag: "pl-same", pricelist_tag: "pl-same", currency: USD) { pricelist_tag } }'))
+        .createPricelist,
+    ).toEqual({
       pricelist_tag: 'pl-same',
     });
-    expectError(await api.gql('mutation { createPricelist(tag: "pl-x", pricelist_tag: "pl-y", currency: USD) { id } }'), 'BAD_USER_INPUT', 'tag');
+    expectError(
+      await api.gql('mutation { createPricelist(tag: "pl-x", pricelist_tag: "pl-y", currency: USD) { id } }'),
+      'BAD_USER_INPUT',
+      'tag',
+    );
   });
 
   it.each([
@@ -59,7 +66,9 @@ describe('API pricelists', () => {
       name: 'N',
       currency: 'USD',
     });
-    expect((await api.ok('mutation { updatePricelist(tag: "pl-u2", name: null, currency: EUR) { name currency } }')).updatePricelist).toEqual({
+    expect(
+      (await api.ok('mutation { updatePricelist(tag: "pl-u2", name: null, currency: EUR) { name currency } }')).updatePricelist,
+    ).toEqual({
       name: null,
       currency: 'EUR',
     });
@@ -83,7 +92,11 @@ describe('API pricelists', () => {
     it.each(['pl-rated', 'pl-assigned'])('refuses to delete or rename %s while it is used, changing nothing', async (tag) => {
       expectError(await api.gql(`mutation { deletePricelist(pricelist_tag: "${tag}") { id } }`), 'INVALID_REFERENCE', 'pricelist_tag');
       const { Pricelist } = await api.ok(`{ Pricelist(pricelist_tag: "${tag}") { id } }`);
-      expectError(await api.gql(`mutation { updatePricelist(id: "${Pricelist.id}", pricelist_tag: "moved", name: "x") { id } }`), 'INVALID_REFERENCE', 'pricelist_tag');
+      expectError(
+        await api.gql(`mutation { updatePricelist(id: "${Pricelist.id}", pricelist_tag: "moved", name: "x") { id } }`),
+        'INVALID_REFERENCE',
+        'pricelist_tag',
+      );
       expect(await api.ctx.mongo.collections.pricelists.findOne({ _id: Pricelist.id })).toMatchObject({ pricelist_tag: tag, name: null });
     });
 

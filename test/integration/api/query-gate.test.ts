@@ -127,7 +127,9 @@ describe('API_MONGO_POOL_SIZE: the API reads and writes through its own pool or 
       const created = await graphql(url, 'mutation { createCarrier(carrier_tag: "pooled", host: "10.0.0.7", port: 5060) { id } }');
       expect(created.body.errors).toBeUndefined();
       // Many concurrent reads through a pool of one connection wait their turn in it and all answer.
-      const reads = await Promise.all(Array.from({ length: 20 }, () => graphql<{ allCarriers: Array<{ carrier_tag: string }> }>(url, '{ allCarriers { carrier_tag } }')));
+      const reads = await Promise.all(
+        Array.from({ length: 20 }, () => graphql<{ allCarriers: Array<{ carrier_tag: string }> }>(url, '{ allCarriers { carrier_tag } }')),
+      );
       for (const r of reads) expect(r.body.data?.allCarriers.map((c) => c.carrier_tag)).toEqual(['pooled']);
       // What the API wrote is in the store the agent and the workers read.
       expect(await ctx.mongo.collections.carriers.countDocuments({ carrier_tag: 'pooled' })).toBe(1);

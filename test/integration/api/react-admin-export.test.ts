@@ -46,26 +46,45 @@ describe('react-admin export: getList perPage 1000 with every field (ra-data-gra
     const carriers = Array.from({ length: ROWS }, (_, i) => carrier(`c${String(i).padStart(4, '0')}`));
     const pricelists = Array.from({ length: ROWS }, (_, i) => pricelist(`p${String(i).padStart(4, '0')}`));
     const rates: PricelistRateDoc[] = Array.from({ length: ROWS }, (_, i) =>
-      rate('p0000', i % 2 ? 'c0001' : 'c0000', `44${i}`, { datetime_start: new Date(Date.UTC(2024, 3, 1)), previous_versions: versions(i) }),
+      rate('p0000', i % 2 ? 'c0001' : 'c0000', `44${i}`, {
+        datetime_start: new Date(Date.UTC(2024, 3, 1)),
+        previous_versions: versions(i),
+      }),
     );
     for (const r of rates) versionsOf.set(r._id, r.previous_versions!.length);
 
     const parents = Array.from({ length: PARENTS }, (_, i) => account(`reseller-${i}`, { type: 'POSTPAID', customer_tag: 'resellers' }));
     const customers: AccountDoc[] = Array.from({ length: ROWS - PARENTS }, (_, i) => {
       const tag = `acc-${String(i).padStart(4, '0')}`;
-      const linked = i % 3 === 0 ? [parents[i % PARENTS].account_tag, parents[(i + 1) % PARENTS].account_tag] : [parents[i % PARENTS].account_tag];
+      const linked =
+        i % 3 === 0 ? [parents[i % PARENTS].account_tag, parents[(i + 1) % PARENTS].account_tag] : [parents[i % PARENTS].account_tag];
       const calls = Array.from({ length: CALLS_PER_ACCOUNT }, (_, c) =>
         runningEntry(`call-${i}-${c}`, { origin_account_tag: tag, in_progress: c !== 0, timestamp_end: c === 0 ? new Date() : null }),
       );
       // An authorization's reservation: held in the same array, never listed as a call.
-      const reservation = runningEntry(`reserved-${i}`, { origin_account_tag: tag, rate: null, reserved_until: new Date(Date.now() + 3_600_000) });
-      return account(tag, { linked_accounts: linked, running_transactions: [...calls, reservation], max_concurrent_transactions: 10, tags: ['export'] });
+      const reservation = runningEntry(`reserved-${i}`, {
+        origin_account_tag: tag,
+        rate: null,
+        reserved_until: new Date(Date.now() + 3_600_000),
+      });
+      return account(tag, {
+        linked_accounts: linked,
+        running_transactions: [...calls, reservation],
+        max_concurrent_transactions: 10,
+        tags: ['export'],
+      });
     });
     const accounts = [...parents, ...customers];
     for (const a of accounts) accountIds.set(a.account_tag, a._id);
     for (const a of accounts) {
-      parentsOf.set(a._id, a.linked_accounts.map((tag) => accountIds.get(tag)!));
-      callsOf.set(a._id, a.running_transactions.filter((e) => !e.reserved_until).map((e) => e.transaction_tag));
+      parentsOf.set(
+        a._id,
+        a.linked_accounts.map((tag) => accountIds.get(tag)!),
+      );
+      callsOf.set(
+        a._id,
+        a.running_transactions.filter((e) => !e.reserved_until).map((e) => e.transaction_tag),
+      );
     }
     await seed(api.ctx, { carriers, pricelists, rates, accounts });
 
@@ -81,7 +100,16 @@ describe('react-admin export: getList perPage 1000 with every field (ra-data-gra
       tags: ['export'],
       authorized: true,
       unauthorized_reason: null,
-      destination_rate: { pricelist_tag: 'p0000', carrier_tag: 'c0000', prefix: `44${i}`, connect_fee: 0, rate: 20, rate_increment: 60, interval_start: 0, description: null },
+      destination_rate: {
+        pricelist_tag: 'p0000',
+        carrier_tag: 'c0000',
+        prefix: `44${i}`,
+        connect_fee: 0,
+        rate: 20,
+        rate_increment: 60,
+        interval_start: 0,
+        description: null,
+      },
       timestamp_auth: new Date(Date.UTC(2024, 4, 1, 10, 0, 0)),
       timestamp_begin: new Date(Date.UTC(2024, 4, 1, 10, 0, 1)),
       timestamp_end: new Date(Date.UTC(2024, 4, 1, 10, 1, 1)),
@@ -97,7 +125,8 @@ describe('react-admin export: getList perPage 1000 with every field (ra-data-gra
     await api?.close();
   });
 
-  const exportList = (resource: string) => dp.getList(resource, { pagination: { page: 1, perPage: PAGE }, sort: { field: 'id', order: 'ASC' }, filter: {} });
+  const exportList = (resource: string) =>
+    dp.getList(resource, { pagination: { page: 1, perPage: PAGE }, sort: { field: 'id', order: 'ASC' }, filter: {} });
 
   it.each(['Carrier', 'Pricelist', 'PricelistRate', 'Account', 'Transaction'])('%s: 1,000 rows and the total', async (resource) => {
     const { data, total } = await exportList(resource);
@@ -106,12 +135,17 @@ describe('react-admin export: getList perPage 1000 with every field (ra-data-gra
 
   it('Account rows carry their linked accounts and running calls (reservations left out)', async () => {
     const { data } = await exportList('Account');
-    const rows = data as Array<RaRecord & { linked_accounts: Array<{ id: string }>; running_transactions: Array<{ transaction_tag: string }> }>;
+    const rows = data as Array<
+      RaRecord & { linked_accounts: Array<{ id: string }>; running_transactions: Array<{ transaction_tag: string }> }
+    >;
     expect(rows.filter((r) => r.linked_accounts.length > 0).length).toBeGreaterThan(900);
     expect(rows.filter((r) => r.running_transactions.length === CALLS_PER_ACCOUNT).length).toBeGreaterThan(900);
     for (const row of rows) {
       expect({ id: row.id, linked: row.linked_accounts.map((a) => a.id) }).toEqual({ id: row.id, linked: parentsOf.get(String(row.id)) });
-      expect({ id: row.id, calls: row.running_transactions.map((c) => c.transaction_tag).sort() }).toEqual({ id: row.id, calls: [...callsOf.get(String(row.id))!].sort() });
+      expect({ id: row.id, calls: row.running_transactions.map((c) => c.transaction_tag).sort() }).toEqual({
+        id: row.id,
+        calls: [...callsOf.get(String(row.id))!].sort(),
+      });
     }
   });
 

@@ -37,23 +37,52 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
   }
 
   it('introspects the six resources (Import: the uploads of the console, read-only)', async () => {
-    const introspection = await (dp as DataProvider & { getIntrospection(): Promise<{ resources: Array<{ type: { name: string } }> }> }).getIntrospection();
-    expect(introspection.resources.map((r) => r.type.name).sort()).toEqual(['Account', 'Carrier', 'Import', 'Pricelist', 'PricelistRate', 'Transaction']);
+    const introspection = await (
+      dp as DataProvider & { getIntrospection(): Promise<{ resources: Array<{ type: { name: string } }> }> }
+    ).getIntrospection();
+    expect(introspection.resources.map((r) => r.type.name).sort()).toEqual([
+      'Account',
+      'Carrier',
+      'Import',
+      'Pricelist',
+      'PricelistRate',
+      'Transaction',
+    ]);
   });
 
   it('create', async () => {
-    created.Carrier = (await dp.create('Carrier', { data: { carrier_tag: 'ra-carrier', host: 'gw.example', port: 5060, protocol: 'UDP', active: true } })).data;
-    created.Carrier2 = (await dp.create('Carrier', { data: { carrier_tag: 'ra-carrier-2', host: 'gw2.example', port: 5061, protocol: 'TCP', active: true } })).data;
+    created.Carrier = (
+      await dp.create('Carrier', { data: { carrier_tag: 'ra-carrier', host: 'gw.example', port: 5060, protocol: 'UDP', active: true } })
+    ).data;
+    created.Carrier2 = (
+      await dp.create('Carrier', { data: { carrier_tag: 'ra-carrier-2', host: 'gw2.example', port: 5061, protocol: 'TCP', active: true } })
+    ).data;
     created.Pricelist = (await dp.create('Pricelist', { data: { pricelist_tag: 'ra-pricelist', name: 'RA', currency: 'EUR' } })).data;
     created.PricelistRate = (
       await dp.create('PricelistRate', {
-        data: { pricelist_tag: 'ra-pricelist', carrier_tag: 'ra-carrier', prefix: '44', rate: 20, rate_increment: 60, datetime_start: new Date('2024-01-01T00:00:00Z') },
+        data: {
+          pricelist_tag: 'ra-pricelist',
+          carrier_tag: 'ra-carrier',
+          prefix: '44',
+          rate: 20,
+          rate_increment: 60,
+          datetime_start: new Date('2024-01-01T00:00:00Z'),
+        },
       })
     ).data;
-    created.Parent = (await dp.create('Account', { data: { account_tag: 'ra-parent', type: 'POSTPAID', balance: 0, customer_tag: 'ra' } })).data;
+    created.Parent = (
+      await dp.create('Account', { data: { account_tag: 'ra-parent', type: 'POSTPAID', balance: 0, customer_tag: 'ra' } })
+    ).data;
     created.Account = (
       await dp.create('Account', {
-        data: { account_tag: 'ra-account', type: 'PREPAID', balance: 500, customer_tag: 'ra', pricelist_tags: ['ra-pricelist'], linked_accountsIds: [created.Parent.id] },
+        data: {
+          account_tag: 'ra-account',
+          type: 'PREPAID',
+          balance: 500,
+          customer_tag: 'ra',
+          pricelist_tags: ['ra-pricelist'],
+          linked_accountsIds: [created.Parent.id],
+        },
       })
     ).data;
     created.Transaction = (
@@ -63,7 +92,15 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
           account_tag: 'ra-account',
           source: '100',
           destination: '4420',
-          destination_rate: { pricelist_tag: 'ra-pricelist', carrier_tag: 'ra-carrier', prefix: '44', connect_fee: 0, rate: 20, rate_increment: 60, interval_start: 0 },
+          destination_rate: {
+            pricelist_tag: 'ra-pricelist',
+            carrier_tag: 'ra-carrier',
+            prefix: '44',
+            connect_fee: 0,
+            rate: 20,
+            rate_increment: 60,
+            interval_start: 0,
+          },
           timestamp_begin: '2024-03-01T10:00:00',
           timestamp_end: '2024-03-01T10:00:38',
           duration: 38,
@@ -91,19 +128,39 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
   });
 
   it('getList pages, sorts and filters', async () => {
-    const carriers = await dp.getList('Carrier', { pagination: { page: 1, perPage: 1 }, sort: { field: 'carrier_tag', order: 'DESC' }, filter: {} });
+    const carriers = await dp.getList('Carrier', {
+      pagination: { page: 1, perPage: 1 },
+      sort: { field: 'carrier_tag', order: 'DESC' },
+      filter: {},
+    });
     expect(carriers.total).toBe(2);
     expect(carriers.data.map((c) => c.carrier_tag)).toEqual(['ra-carrier-2']);
-    const page2 = await dp.getList('Carrier', { pagination: { page: 2, perPage: 1 }, sort: { field: 'carrier_tag', order: 'DESC' }, filter: {} });
+    const page2 = await dp.getList('Carrier', {
+      pagination: { page: 2, perPage: 1 },
+      sort: { field: 'carrier_tag', order: 'DESC' },
+      filter: {},
+    });
     expect(page2.data.map((c) => c.carrier_tag)).toEqual(['ra-carrier']);
 
-    const pricelists = await dp.getList('Pricelist', { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'ASC' }, filter: { currency: 'EUR' } });
+    const pricelists = await dp.getList('Pricelist', {
+      pagination: { page: 1, perPage: 10 },
+      sort: { field: 'id', order: 'ASC' },
+      filter: { currency: 'EUR' },
+    });
     expect(pricelists).toEqual({ data: [created.Pricelist], total: 1 });
 
-    const rates = await dp.getList('PricelistRate', { pagination: { page: 1, perPage: 10 }, sort: { field: 'prefix', order: 'ASC' }, filter: { pricelist_tag: 'ra-pricelist' } });
+    const rates = await dp.getList('PricelistRate', {
+      pagination: { page: 1, perPage: 10 },
+      sort: { field: 'prefix', order: 'ASC' },
+      filter: { pricelist_tag: 'ra-pricelist' },
+    });
     expect(rates).toEqual({ data: [created.PricelistRate], total: 1 });
 
-    const accounts = await dp.getList('Account', { pagination: { page: 1, perPage: 10 }, sort: { field: 'balance', order: 'DESC' }, filter: { customer_tag: 'ra' } });
+    const accounts = await dp.getList('Account', {
+      pagination: { page: 1, perPage: 10 },
+      sort: { field: 'balance', order: 'DESC' },
+      filter: { customer_tag: 'ra' },
+    });
     expect(accounts.data.map((a) => a.account_tag)).toEqual(['ra-account', 'ra-parent']);
     expect(accounts.total).toBe(2);
 
@@ -143,8 +200,15 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
   });
 
   it('update saves whole records as an edit form sends them', async () => {
-    expect(await saveWithChanges('Carrier', created.Carrier.id, { port: 5080 })).toMatchObject({ id: created.Carrier.id, port: 5080, carrier_tag: 'ra-carrier' });
-    expect(await saveWithChanges('Pricelist', created.Pricelist.id, { name: 'Renamed' })).toMatchObject({ name: 'Renamed', pricelist_tag: 'ra-pricelist' });
+    expect(await saveWithChanges('Carrier', created.Carrier.id, { port: 5080 })).toMatchObject({
+      id: created.Carrier.id,
+      port: 5080,
+      carrier_tag: 'ra-carrier',
+    });
+    expect(await saveWithChanges('Pricelist', created.Pricelist.id, { name: 'Renamed' })).toMatchObject({
+      name: 'Renamed',
+      pricelist_tag: 'ra-pricelist',
+    });
     expect(await saveWithChanges('PricelistRate', created.PricelistRate.id, { rate: 25, carrier_tag: 'ra-carrier-2' })).toMatchObject({
       rate: 25,
       carrier_tag: 'ra-carrier-2',
@@ -164,7 +228,9 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
   });
 
   it('update reports refusals as errors', async () => {
-    await expect(dp.update('Carrier', { id: created.Carrier.id, data: { port: 0 }, previousData: created.Carrier })).rejects.toThrow(/port/);
+    await expect(dp.update('Carrier', { id: created.Carrier.id, data: { port: 0 }, previousData: created.Carrier })).rejects.toThrow(
+      /port/,
+    );
   });
 
   it('delete, in dependency order, returning the deleted records', async () => {
@@ -174,8 +240,9 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
       expect(data.id).toBe(created[key].id);
     }
     const left = await Promise.all(
-      ['Carrier', 'Pricelist', 'PricelistRate', 'Account', 'Transaction'].map(async (resource) =>
-        (await dp.getList(resource, { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'ASC' }, filter: {} })).total,
+      ['Carrier', 'Pricelist', 'PricelistRate', 'Account', 'Transaction'].map(
+        async (resource) =>
+          (await dp.getList(resource, { pagination: { page: 1, perPage: 10 }, sort: { field: 'id', order: 'ASC' }, filter: {} })).total,
       ),
     );
     expect(left).toEqual([0, 0, 0, 0, 0]);

@@ -42,7 +42,14 @@ describe('API routing answers', () => {
   it('takes the longest matching prefix and orders its carriers by rate', async () => {
     const { Account } = await accountRoute('plain', '442071234567');
     expect(Account.least_cost_routing).toEqual(['UDP:gw.example:5062', 'TCP:10.0.0.2:5061']);
-    expect(Account.destination_rate).toEqual({ id: expect.any(String), pricelist_tag: 'retail', carrier_tag: 'mid', prefix: '4420', rate: 20, rate_increment: 60 });
+    expect(Account.destination_rate).toEqual({
+      id: expect.any(String),
+      pricelist_tag: 'retail',
+      carrier_tag: 'mid',
+      prefix: '4420',
+      rate: 20,
+      rate_increment: 60,
+    });
     expect((await accountRoute('plain', '4479')).Account.least_cost_routing).toEqual(['UDP:10.0.0.1:5060', 'TCP:10.0.0.2:5061']);
   });
 
@@ -56,23 +63,36 @@ describe('API routing answers', () => {
   });
 
   it('answers null without a destination and [] / null for an unreachable one', async () => {
-    expect((await api.ok('{ Account(account_tag: "plain") { destination_rate { id } least_cost_routing } }')).Account).toEqual({ destination_rate: null, least_cost_routing: null });
+    expect((await api.ok('{ Account(account_tag: "plain") { destination_rate { id } least_cost_routing } }')).Account).toEqual({
+      destination_rate: null,
+      least_cost_routing: null,
+    });
     expect((await accountRoute('plain', '1555')).Account).toEqual({ destination_rate: null, least_cost_routing: [] });
   });
 
   it('answers leastCostRouting for given pricelists and preferences', async () => {
     const route = async (args: string) => (await api.ok(`{ leastCostRouting(${args}) }`)).leastCostRouting;
     expect(await route('destination: "4479", pricelist_tags: ["retail"]')).toEqual(['UDP:10.0.0.1:5060', 'TCP:10.0.0.2:5061']);
-    expect(await route('destination: "4479", pricelist_tags: ["retail"], carrier_tags: ["dear"]')).toEqual(['TCP:10.0.0.2:5061', 'UDP:10.0.0.1:5060']);
+    expect(await route('destination: "4479", pricelist_tags: ["retail"], carrier_tags: ["dear"]')).toEqual([
+      'TCP:10.0.0.2:5061',
+      'UDP:10.0.0.1:5060',
+    ]);
     expect(await route('destination: "4479", pricelist_tags: ["retail"], carrier_tags_override: ["dear"]')).toEqual(['TCP:10.0.0.2:5061']);
     // promo's only rate expired in 2000.
     expect(await route('destination: "1555", pricelist_tags: ["promo", "retail"]')).toEqual([]);
     expect(await route('destination: "4479"')).toEqual([]);
     expectError(await api.gql('{ leastCostRouting(pricelist_tags: ["retail"]) }'), 'BAD_USER_INPUT', 'destination');
-    expectError(await api.gql('{ leastCostRouting(destination: "sip:gw.example.net", pricelist_tags: ["retail"]) }'), 'BAD_USER_INPUT', 'destination');
+    expectError(
+      await api.gql('{ leastCostRouting(destination: "sip:gw.example.net", pricelist_tags: ["retail"]) }'),
+      'BAD_USER_INPUT',
+      'destination',
+    );
     // Numbers as SIP proxies send them route like the plain number (issue 11).
     expect(await route('destination: "44 79", pricelist_tags: ["retail"]')).toEqual(['UDP:10.0.0.1:5060', 'TCP:10.0.0.2:5061']);
-    expect(await route('destination: "<sip:+44-79@gw.example.net;user=phone>", pricelist_tags: ["retail"]')).toEqual(['UDP:10.0.0.1:5060', 'TCP:10.0.0.2:5061']);
+    expect(await route('destination: "<sip:+44-79@gw.example.net;user=phone>", pricelist_tags: ["retail"]')).toEqual([
+      'UDP:10.0.0.1:5060',
+      'TCP:10.0.0.2:5061',
+    ]);
   });
 
   it('sees its own writes at once (the cache is invalidated on every write)', async () => {

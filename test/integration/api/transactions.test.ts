@@ -21,7 +21,8 @@ describe('API transactions', () => {
   });
 
   it('creates a full record as given, without any balance effect, and resolves its account', async () => {
-    const { createTransaction } = await api.ok(`mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc", source: "100", source_ip: "192.0.2.1",
+    const { createTransaction } =
+      await api.ok(`mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc", source: "100", source_ip: "192.0.2.1",
       destination: "4420", carrier_ip: "10.0.0.1:5060", tags: ["imported"], authorized: true, unauthorized_reason: null,
       destination_rate: { pricelist_tag: "pl", carrier_tag: "cr", prefix: "44", connect_fee: 0, rate: 20, rate_increment: 60, interval_start: 0 },
       timestamp_auth: "2024-03-01T10:00:00", timestamp_begin: "2024-03-01T10:00:01Z", timestamp_end: "2024-03-01T10:00:39Z",
@@ -37,7 +38,16 @@ describe('API transactions', () => {
       tags: ['imported'],
       authorized: true,
       unauthorized_reason: null,
-      destination_rate: { pricelist_tag: 'pl', carrier_tag: 'cr', prefix: '44', connect_fee: 0, rate: 20, rate_increment: 60, interval_start: 0, description: null },
+      destination_rate: {
+        pricelist_tag: 'pl',
+        carrier_tag: 'cr',
+        prefix: '44',
+        connect_fee: 0,
+        rate: 20,
+        rate_increment: 60,
+        interval_start: 0,
+        description: null,
+      },
       timestamp_auth: '2024-03-01T10:00:00Z',
       timestamp_begin: '2024-03-01T10:00:01Z',
       timestamp_end: '2024-03-01T10:00:39Z',
@@ -54,8 +64,19 @@ describe('API transactions', () => {
   });
 
   it('creates a minimal record with defaults', async () => {
-    const { createTransaction } = await api.ok(`mutation { createTransaction(transaction_tag: "t-min", account_tag: "acc") { ${FIELDS} } }`);
-    expect(createTransaction).toMatchObject({ authorized: null, destination_rate: null, timestamp_begin: null, inbound: false, failed: false, duration: 0, fee: 0, tags: null });
+    const { createTransaction } = await api.ok(
+      `mutation { createTransaction(transaction_tag: "t-min", account_tag: "acc") { ${FIELDS} } }`,
+    );
+    expect(createTransaction).toMatchObject({
+      authorized: null,
+      destination_rate: null,
+      timestamp_begin: null,
+      inbound: false,
+      failed: false,
+      duration: 0,
+      fee: 0,
+      tags: null,
+    });
   });
 
   it('reads by id or by account_tag and transaction_tag; null when none', async () => {
@@ -71,7 +92,11 @@ describe('API transactions', () => {
     ['a negative fee', 'fee: -1', 'fee'],
     ['a negative duration', 'duration: -1', 'duration'],
     ['a rate snapshot without rate', 'destination_rate: { pricelist_tag: "p", carrier_tag: "c", prefix: "1" }', 'destination_rate.rate'],
-    ['a rate snapshot with a negative connect fee', 'destination_rate: { pricelist_tag: "p", carrier_tag: "c", prefix: "1", rate: 1, connect_fee: -1 }', 'destination_rate.connect_fee'],
+    [
+      'a rate snapshot with a negative connect fee',
+      'destination_rate: { pricelist_tag: "p", carrier_tag: "c", prefix: "1", rate: 1, connect_fee: -1 }',
+      'destination_rate.connect_fee',
+    ],
     ['no account_tag', 'account_tag: null', 'account_tag'],
   ])('refuses %s with BAD_USER_INPUT', async (_what, args, field) => {
     const withAccount = args.startsWith('account_tag') ? args : `account_tag: "acc", ${args}`;
@@ -80,26 +105,56 @@ describe('API transactions', () => {
   });
 
   it('refuses an unknown account with INVALID_REFERENCE and a repeated tag with DUPLICATE', async () => {
-    expectError(await api.gql('mutation { createTransaction(transaction_tag: "t-x", account_tag: "nope") { id } }'), 'INVALID_REFERENCE', 'account_tag');
-    expectError(await api.gql('mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc") { id } }'), 'DUPLICATE', 'account_tag,transaction_tag');
+    expectError(
+      await api.gql('mutation { createTransaction(transaction_tag: "t-x", account_tag: "nope") { id } }'),
+      'INVALID_REFERENCE',
+      'account_tag',
+    );
+    expectError(
+      await api.gql('mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc") { id } }'),
+      'DUPLICATE',
+      'account_tag,transaction_tag',
+    );
     // The same transaction tag under another account is a different record.
-    expect((await api.ok('mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc2") { account_tag } }')).createTransaction).toEqual({ account_tag: 'acc2' });
+    expect(
+      (await api.ok('mutation { createTransaction(transaction_tag: "t-1", account_tag: "acc2") { account_tag } }')).createTransaction,
+    ).toEqual({ account_tag: 'acc2' });
   });
 
   it('updates by id (tags are changes) or by account_tag and transaction_tag, without balance effect', async () => {
-    const { createTransaction: t } = await api.ok('mutation { createTransaction(transaction_tag: "t-u", account_tag: "acc", fee: 5, tags: ["a"]) { id } }');
-    expect((await api.ok(`mutation { updateTransaction(id: "${t.id}", transaction_tag: "t-u2", fee: 7, tags: null) { transaction_tag fee tags } }`)).updateTransaction).toEqual({
+    const { createTransaction: t } = await api.ok(
+      'mutation { createTransaction(transaction_tag: "t-u", account_tag: "acc", fee: 5, tags: ["a"]) { id } }',
+    );
+    expect(
+      (
+        await api.ok(
+          `mutation { updateTransaction(id: "${t.id}", transaction_tag: "t-u2", fee: 7, tags: null) { transaction_tag fee tags } }`,
+        )
+      ).updateTransaction,
+    ).toEqual({
       transaction_tag: 't-u2',
       fee: 7,
       tags: null,
     });
-    expect((await api.ok('mutation { updateTransaction(account_tag: "acc", transaction_tag: "t-u2", failed: true, duration: 3) { id failed duration } }')).updateTransaction).toEqual({
+    expect(
+      (
+        await api.ok(
+          'mutation { updateTransaction(account_tag: "acc", transaction_tag: "t-u2", failed: true, duration: 3) { id failed duration } }',
+        )
+      ).updateTransaction,
+    ).toEqual({
       id: t.id,
       failed: true,
       duration: 3,
     });
-    expect((await api.ok(`mutation { updateTransaction(id: "${t.id}", account_tag: "acc2") { account { account_tag } } }`)).updateTransaction).toEqual({ account: { account_tag: 'acc2' } });
-    expectError(await api.gql(`mutation { updateTransaction(id: "${t.id}", account_tag: "nope") { id } }`), 'INVALID_REFERENCE', 'account_tag');
+    expect(
+      (await api.ok(`mutation { updateTransaction(id: "${t.id}", account_tag: "acc2") { account { account_tag } } }`)).updateTransaction,
+    ).toEqual({ account: { account_tag: 'acc2' } });
+    expectError(
+      await api.gql(`mutation { updateTransaction(id: "${t.id}", account_tag: "nope") { id } }`),
+      'INVALID_REFERENCE',
+      'account_tag',
+    );
     expectError(await api.gql(`mutation { updateTransaction(id: "${t.id}", inbound: null) { id } }`), 'BAD_USER_INPUT', 'inbound');
     expectError(await api.gql('mutation { updateTransaction(account_tag: "acc", transaction_tag: "nope", fee: 1) { id } }'), 'NOT_FOUND');
     expect(await balanceOf('acc')).toBe(100n);
@@ -111,8 +166,14 @@ describe('API transactions', () => {
       a: createTransaction(transaction_tag: "t-d1", account_tag: "acc", fee: 9) { id }
       b: createTransaction(transaction_tag: "t-d2", account_tag: "acc", fee: 9) { id }
     }`);
-    expect((await api.ok(`mutation { deleteTransaction(id: "${a.id}") { id transaction_tag fee } }`)).deleteTransaction).toEqual({ id: a.id, transaction_tag: 't-d1', fee: 9 });
-    expect((await api.ok('mutation { deleteTransaction(account_tag: "acc", transaction_tag: "t-d2") { id } }')).deleteTransaction).toEqual({ id: b.id });
+    expect((await api.ok(`mutation { deleteTransaction(id: "${a.id}") { id transaction_tag fee } }`)).deleteTransaction).toEqual({
+      id: a.id,
+      transaction_tag: 't-d1',
+      fee: 9,
+    });
+    expect((await api.ok('mutation { deleteTransaction(account_tag: "acc", transaction_tag: "t-d2") { id } }')).deleteTransaction).toEqual({
+      id: b.id,
+    });
     expect((await api.ok('{ Transaction(account_tag: "acc", transaction_tag: "t-d2") { id } }')).Transaction).toBeNull();
     expectError(await api.gql(`mutation { deleteTransaction(id: "${a.id}") { id } }`), 'NOT_FOUND');
     expect(await balanceOf('acc')).toBe(100n);
@@ -129,7 +190,9 @@ describe('API transactions', () => {
         (t: { transaction_tag: string }) => t.transaction_tag,
       );
     expect(await tags('{ account_tag: "acc2", timestamp_begin_gte: "2024-05-02T00:00:00" }')).toEqual(['f-2', 'f-3']);
-    expect(await tags('{ account_tag: "acc2", timestamp_begin_gt: "2024-05-01T00:00:00", timestamp_begin_lt: "2024-05-03T00:00:00Z" }')).toEqual(['f-2']);
+    expect(
+      await tags('{ account_tag: "acc2", timestamp_begin_gt: "2024-05-01T00:00:00", timestamp_begin_lt: "2024-05-03T00:00:00Z" }'),
+    ).toEqual(['f-2']);
     expect(await tags('{ account_tag: ["acc2"], timestamp_begin_lte: "2024-05-02T00:00:00" }')).toEqual(['f-1', 'f-2']);
     expect(await tags('{ account_tag: "acc2", inbound: true }')).toEqual(['f-2']);
     expect(await tags('{ transaction_tag: ["f-1", "f-3"] }')).toEqual(['f-1', 'f-3']);
@@ -144,6 +207,8 @@ describe('API transactions', () => {
     await api.ok('mutation { createAccount(account_tag: "gone") { id } }');
     await api.ok('mutation { createTransaction(transaction_tag: "t-gone", account_tag: "gone") { id } }');
     await api.ok('mutation { deleteAccount(account_tag: "gone") { id } }');
-    expect((await api.ok('{ Transaction(account_tag: "gone", transaction_tag: "t-gone") { account { id } } }')).Transaction).toEqual({ account: null });
+    expect((await api.ok('{ Transaction(account_tag: "gone", transaction_tag: "t-gone") { account { id } } }')).Transaction).toEqual({
+      account: null,
+    });
   });
 });

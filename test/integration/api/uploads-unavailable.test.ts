@@ -28,10 +28,19 @@ describe('uploads while MongoDB is unreachable', () => {
     ctx = await createContext(config, { mongoUrl: mongo.url, redisUrl: serverUrls().redisUrl }, createLogger(config, 'test'));
     app = await buildApi(ctx);
     url = await app.listen({ host: '127.0.0.1', port: 0 });
-    const seeded = await graphql(url, `mutation {
-      p: createPricelist(pricelist_tag: "retail", currency: USD) { id }
-      c: createCarrier(carrier_tag: "acme", host: "10.0.0.1", port: 5060) { id }
-    }`);
+    const seeded = await graphql(
+      url,
+      `
+        mutation {
+          p: createPricelist(pricelist_tag: "retail", currency: USD) {
+            id
+          }
+          c: createCarrier(carrier_tag: "acme", host: "10.0.0.1", port: 5060) {
+            id
+          }
+        }
+      `,
+    );
     expect(seeded.body.errors).toBeUndefined();
   }, 180000);
 
@@ -48,10 +57,15 @@ describe('uploads while MongoDB is unreachable', () => {
 
   const post = async (pathAndQuery: string, body: string) => {
     const response = await fetch(`${url}${pathAndQuery}`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body });
-    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as Record<string, unknown> };
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: (await response.json()) as Record<string, unknown>,
+    };
   };
   const deck = 'prefix,rate\n44,10\n4420,8\n';
-  const cdrs = 'transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end\nc1,alice,1,44,2026-01-01T00:00:00Z,2026-01-01T00:01:00Z\n';
+  const cdrs =
+    'transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end\nc1,alice,1,44,2026-01-01T00:00:00Z,2026-01-01T00:01:00Z\n';
 
   it('answers 503 with what to do, not a 500; the deck applies in full once the store is back', async () => {
     await stopChild(mongo!.child);

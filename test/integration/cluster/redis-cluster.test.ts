@@ -22,8 +22,16 @@ describe('on a Redis Cluster', () => {
     await seed(h.ctx, {
       carriers: [carrier('c1', { host: '10.0.0.1', port: 5060 })],
       pricelists: [pricelist('pl')],
-      rates: [rate('pl', 'c1', '3932', { rate: 20, rate_increment: 60 }), rate('pl', 'c1', '49', { rate: 60, rate_increment: 1, connect_fee: 0 })],
-      accounts: [account('alice', { balance: 100n }), account('recorder', { balance: 1000n }), account('a0', { balance: 1_000_000n }), account('a1', { balance: 1_000_000n })],
+      rates: [
+        rate('pl', 'c1', '3932', { rate: 20, rate_increment: 60 }),
+        rate('pl', 'c1', '49', { rate: 60, rate_increment: 1, connect_fee: 0 }),
+      ],
+      accounts: [
+        account('alice', { balance: 100n }),
+        account('recorder', { balance: 1000n }),
+        account('a0', { balance: 1_000_000n }),
+        account('a1', { balance: 1_000_000n }),
+      ],
     });
   }, 60000);
 
@@ -49,9 +57,19 @@ describe('on a Redis Cluster', () => {
     expect(auth).toMatchObject({ status: 200, body: { authorized: true, carriers: ['UDP:10.0.0.1:5060'] } });
     await hx().ctx.queues.processing.pause();
     try {
-      const begin = await hx().rest('/v1/begin_transaction', { transaction_tag: 't1', account_tag: 'alice', source: '100', destination: '393299', timestamp_begin: '2026-11-21T10:00:00Z' });
+      const begin = await hx().rest('/v1/begin_transaction', {
+        transaction_tag: 't1',
+        account_tag: 'alice',
+        source: '100',
+        destination: '393299',
+        timestamp_begin: '2026-11-21T10:00:00Z',
+      });
       expect(begin).toMatchObject({ status: 200, body: { ok: true, reason: null } });
-      const end = await hx().rest('/v1/end_transaction', { transaction_tag: 't1', account_tag: 'alice', timestamp_end: '2026-11-21T10:00:38Z' });
+      const end = await hx().rest('/v1/end_transaction', {
+        transaction_tag: 't1',
+        account_tag: 'alice',
+        timestamp_end: '2026-11-21T10:00:38Z',
+      });
       expect(end).toMatchObject({ status: 200, body: { ok: true, reason: null } });
       expect((await running('alice'))[0]).toMatchObject({ transaction_tag: 't1', in_progress: false });
     } finally {
@@ -59,19 +77,38 @@ describe('on a Redis Cluster', () => {
     }
     await waitFor(async () => (await running('alice')).length === 0, 'processing');
     expect(await balance('alice')).toBe(80n);
-    expect(await hx().ctx.mongo.collections.transactions.findOne({ account_tag: 'alice', transaction_tag: 't1' })).toMatchObject({ fee: 20n, state: 'charged' });
+    expect(await hx().ctx.mongo.collections.transactions.findOne({ account_tag: 'alice', transaction_tag: 't1' })).toMatchObject({
+      fee: 20n,
+      state: 'charged',
+    });
   });
 
   it('recordTransaction records and debits once', async () => {
-    const input = { transaction_tag: 'rec1', account_tag: 'recorder', source: '100', destination: '393299', timestamp_begin: '2026-11-21T10:00:00Z', timestamp_end: '2026-11-21T10:01:01Z' };
+    const input = {
+      transaction_tag: 'rec1',
+      account_tag: 'recorder',
+      source: '100',
+      destination: '393299',
+      timestamp_begin: '2026-11-21T10:00:00Z',
+      timestamp_end: '2026-11-21T10:01:01Z',
+    };
     expect((await hx().rest('/v1/record_transaction', input)).body).toMatchObject({ ok: true, reason: null });
     expect((await hx().rest('/v1/record_transaction', input)).body).toMatchObject({ ok: false, reason: 'DUPLICATE_TRANSACTION' });
     expect(await balance('recorder')).toBe(1000n - 40n);
   });
 
   it('import batches: recordTransactions through the agent and a file through the CLI', async () => {
-    const call = (tag: string) => ({ transaction_tag: tag, account_tag: 'recorder', source: '100', destination: '393299', timestamp_begin: '2026-11-21T10:00:00Z', timestamp_end: '2026-11-21T10:00:38Z' });
-    const { body } = await hx().gql(`mutation($t: [RecordInput!]!) { recordTransactions(transactions: $t) { index ok reason } }`, { t: [call('b1'), call('b2'), call('b1')] });
+    const call = (tag: string) => ({
+      transaction_tag: tag,
+      account_tag: 'recorder',
+      source: '100',
+      destination: '393299',
+      timestamp_begin: '2026-11-21T10:00:00Z',
+      timestamp_end: '2026-11-21T10:00:38Z',
+    });
+    const { body } = await hx().gql(`mutation($t: [RecordInput!]!) { recordTransactions(transactions: $t) { index ok reason } }`, {
+      t: [call('b1'), call('b2'), call('b1')],
+    });
     expect(body.errors).toBeUndefined();
     expect(body.data).toEqual({
       recordTransactions: [
@@ -82,7 +119,14 @@ describe('on a Redis Cluster', () => {
     });
     expect(await balance('recorder')).toBe(1000n - 40n - 2n * 20n);
 
-    const file = tempFile('cdr.csv', csvOf([{ tag: 'f1', account: 'a0', seconds: 30 }, { tag: 'f2', account: 'a1', seconds: 45 }, { tag: 'f3', account: 'a0', seconds: 5 }]));
+    const file = tempFile(
+      'cdr.csv',
+      csvOf([
+        { tag: 'f1', account: 'a0', seconds: 30 },
+        { tag: 'f2', account: 'a1', seconds: 45 },
+        { tag: 'f3', account: 'a0', seconds: 5 },
+      ]),
+    );
     const { code, output } = await importFile(hx().ctx, [file, '--batch-size', '2', '--no-progress']);
     expect({ code, output }).toMatchObject({ code: 0 });
     expect(summaryOf(output)).toBeDefined();
@@ -103,7 +147,16 @@ describe('on a Redis Cluster', () => {
   });
 
   it('alert dedupe works per key on the cluster', async () => {
-    const alert = { kind: 'LOW_BALANCE' as const, account_tag: 'alice', transaction_tag: null, message: 'low', email: null, mobile: null, details: {}, at: new Date().toISOString() };
+    const alert = {
+      kind: 'LOW_BALANCE' as const,
+      account_tag: 'alice',
+      transaction_tag: null,
+      message: 'low',
+      email: null,
+      mobile: null,
+      details: {},
+      at: new Date().toISOString(),
+    };
     expect(await enqueueAlert(hx().ctx, alert, { condition: 'below:100', occurrence: '1' })).toBe(true);
     expect(await enqueueAlert(hx().ctx, alert, { condition: 'below:100', occurrence: '2' })).toBe(false);
   });
@@ -119,7 +172,12 @@ describe('on a Redis Cluster', () => {
     });
 
     it('refuses past RATE_LIMIT_MAX with 429 RATE_LIMITED, counted in the cluster under a well-formed key', async () => {
-      ctx = await createTestContext({ REDIS_CLUSTER_NODES: cluster.nodes, RATING_TOKENS: `switch:agent:${TOKEN}`, RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_MS: '60000' });
+      ctx = await createTestContext({
+        REDIS_CLUSTER_NODES: cluster.nodes,
+        RATING_TOKENS: `switch:agent:${TOKEN}`,
+        RATE_LIMIT_MAX: '2',
+        RATE_LIMIT_WINDOW_MS: '60000',
+      });
       agent = await buildAgent(ctx);
       const url = await agent.listen({ host: '127.0.0.1', port: 0 });
       const ask = () =>

@@ -31,7 +31,8 @@ const ENDPOINTS: Endpoint[] = [
   {
     name: 'agent',
     mutation: 'mutation { beginTransaction(transaction_tag: "hostile", account_tag: "acc", source: "1", destination: "2") { ok } }',
-    withVariable: 'mutation ($t: String!) { beginTransaction(transaction_tag: $t, account_tag: "acc", source: "1", destination: "2") { ok } }',
+    withVariable:
+      'mutation ($t: String!) { beginTransaction(transaction_tag: $t, account_tag: "acc", source: "1", destination: "2") { ok } }',
     maxCost: 10000,
   },
 ];
@@ -62,7 +63,12 @@ describe.each(ENDPOINTS)('hostile GraphQL requests: $name', (endpoint) => {
 
   beforeAll(async () => {
     // Small limits so that over-limit documents stay small; defaults are tested in unit tests.
-    ctx = await createTestContext({ GRAPHQL_MAX_DEPTH: '6', GRAPHQL_MAX_FIELDS: '250', GRAPHQL_MAX_COST: String(endpoint.maxCost), MONGO_MAX_TIME_MS: '4321' });
+    ctx = await createTestContext({
+      GRAPHQL_MAX_DEPTH: '6',
+      GRAPHQL_MAX_FIELDS: '250',
+      GRAPHQL_MAX_COST: String(endpoint.maxCost),
+      MONGO_MAX_TIME_MS: '4321',
+    });
     app = endpoint.name === 'api' ? await buildApi(ctx) : await buildAgent(ctx);
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });
@@ -202,7 +208,11 @@ describe.each(ENDPOINTS)('hostile GraphQL requests: $name', (endpoint) => {
       const tooDeep = await fetch(`${url}/graphql?query=${encodeURIComponent('{ version }')}&variables=${encodeURIComponent(nested)}`);
       expect(tooDeep.status).toBeGreaterThanOrEqual(400);
       expect(tooDeep.status).toBeLessThan(500);
-      expect400(await get({ query: 'query A { version } query B { version }', operationName: 'C' }), 'BAD_REQUEST', /Unknown operation named "C"/);
+      expect400(
+        await get({ query: 'query A { version } query B { version }', operationName: 'C' }),
+        'BAD_REQUEST',
+        /Unknown operation named "C"/,
+      );
       expect400(await get({ query: 'query A { version } query B { version }' }), 'BAD_REQUEST', /Must provide operation name/);
       // Like a mutation, a subscription is not a query: not allowed over GET.
       expect((await get({ query: 'subscription { version }' })).status).toBe(405);
@@ -218,20 +228,32 @@ describe.each(ENDPOINTS)('hostile GraphQL requests: $name', (endpoint) => {
       // 30 levels through spreads of fragments on the introspection types (each adds one field).
       const levels = 30;
       const fragments = Array.from({ length: levels }, (_, i) =>
-        i < levels - 1 ? `fragment A${i} on __Type { ofType { name } fields { type { ...A${i + 1} } } }` : `fragment A${i} on __Type { name }`,
+        i < levels - 1
+          ? `fragment A${i} on __Type { ofType { name } fields { type { ...A${i + 1} } } }`
+          : `fragment A${i} on __Type { name }`,
       ).join('\n');
       const answer = await postJson({ query: `{ __schema { types { ...A0 } } }\n${fragments}` });
       expect400(answer, 'GRAPHQL_VALIDATION_FAILED', /exceeds the query depth limit of 6 \(GRAPHQL_MAX_DEPTH\)/);
-      const plain = await postJson({ query: `{ __type(name: "Query") { ...B } } fragment B on __Type { fields { type { ...C } } } fragment C on __Type { fields { type { fields { name } } } }` });
+      const plain = await postJson({
+        query: `{ __type(name: "Query") { ...B } } fragment B on __Type { fields { type { ...C } } } fragment C on __Type { fields { type { fields { name } } } }`,
+      });
       expect400(plain, 'GRAPHQL_VALIDATION_FAILED', /depth 7, which exceeds the query depth limit of 6/);
     });
 
     it('limits the number of fields, aliases included', async () => {
       const aliases = Array.from({ length: 251 }, (_, i) => `a${i}: version`).join(' ');
-      expect400(await postJson({ query: `{ ${aliases} }` }), 'GRAPHQL_VALIDATION_FAILED', /selects 251 fields, which exceeds the limit of 250 fields per document \(GRAPHQL_MAX_FIELDS\)/);
+      expect400(
+        await postJson({ query: `{ ${aliases} }` }),
+        'GRAPHQL_VALIDATION_FAILED',
+        /selects 251 fields, which exceeds the limit of 250 fields per document \(GRAPHQL_MAX_FIELDS\)/,
+      );
       // Fragments count once per use.
       const spread = Array.from({ length: 126 }, (_, i) => `b${i}: __typename ...F`).join(' ');
-      expect400(await postJson({ query: `{ ${spread} } fragment F on Query { version }` }), 'GRAPHQL_VALIDATION_FAILED', /GRAPHQL_MAX_FIELDS/);
+      expect400(
+        await postJson({ query: `{ ${spread} } fragment F on Query { version }` }),
+        'GRAPHQL_VALIDATION_FAILED',
+        /GRAPHQL_MAX_FIELDS/,
+      );
     });
 
     it('estimates cost with list sizes, from literals and from variables', async () => {
@@ -245,7 +267,11 @@ describe.each(ENDPOINTS)('hostile GraphQL requests: $name', (endpoint) => {
       const many = `query ($n: Int) { ${Array.from({ length: 20 }, (_, i) => `t${i}: allTransactions(perPage: $n) { id account { id account_tag } }`).join(' ')} }`;
       expect((await postJson({ query: many, variables: { n: 10 } })).status).toBe(200);
       expect400(await postJson({ query: many, variables: { n: 1000 } }), 'GRAPHQL_VALIDATION_FAILED', /GRAPHQL_MAX_COST/);
-      expect400(await postJson({ query: many.replace(/\$n\)/g, '1000)').replace('($n: Int) ', '') }), 'GRAPHQL_VALIDATION_FAILED', /GRAPHQL_MAX_COST/);
+      expect400(
+        await postJson({ query: many.replace(/\$n\)/g, '1000)').replace('($n: Int) ', '') }),
+        'GRAPHQL_VALIDATION_FAILED',
+        /GRAPHQL_MAX_COST/,
+      );
     });
 
     it('refuses the 1,000-alias query of the issue before any resolver runs', async () => {
@@ -256,18 +282,30 @@ describe.each(ENDPOINTS)('hostile GraphQL requests: $name', (endpoint) => {
       expect(Date.now() - started).toBeLessThan(2000);
     });
 
-    it('gives the API\'s list and count queries a server-side time limit (MONGO_MAX_TIME_MS)', async () => {
+    it("gives the API's list and count queries a server-side time limit (MONGO_MAX_TIME_MS)", async () => {
       if (endpoint.name !== 'api') return;
       const find = jest.spyOn(Collection.prototype, 'find');
       const count = jest.spyOn(Collection.prototype, 'countDocuments');
       try {
-        for (const [list, meta] of [['allCarriers', '_allCarriersMeta'], ['allPricelists', '_allPricelistsMeta'], ['allPricelistRates', '_allPricelistRatesMeta'], ['allAccounts', '_allAccountsMeta'], ['allTransactions', '_allTransactionsMeta']]) {
+        for (const [list, meta] of [
+          ['allCarriers', '_allCarriersMeta'],
+          ['allPricelists', '_allPricelistsMeta'],
+          ['allPricelistRates', '_allPricelistRatesMeta'],
+          ['allAccounts', '_allAccountsMeta'],
+          ['allTransactions', '_allTransactionsMeta'],
+        ]) {
           find.mockClear();
           count.mockClear();
           const answer = await postJson({ query: `{ ${list} { id } ${meta} { count } }` });
           expect({ list, answer }).toMatchObject({ list, answer: { status: 200, body: { data: { [list]: [], [meta]: { count: 0 } } } } });
-          expect({ list, options: find.mock.calls.map((c) => c[1]) }).toEqual({ list, options: [expect.objectContaining({ maxTimeMS: 4321 })] });
-          expect({ meta, options: count.mock.calls.map((c) => c[1]) }).toEqual({ meta, options: [expect.objectContaining({ maxTimeMS: 4321 })] });
+          expect({ list, options: find.mock.calls.map((c) => c[1]) }).toEqual({
+            list,
+            options: [expect.objectContaining({ maxTimeMS: 4321 })],
+          });
+          expect({ meta, options: count.mock.calls.map((c) => c[1]) }).toEqual({
+            meta,
+            options: [expect.objectContaining({ maxTimeMS: 4321 })],
+          });
         }
       } finally {
         find.mockRestore();

@@ -53,7 +53,10 @@ describe('accounts held for a file import', () => {
     await stores.accounts.update({ tag: 'api' }, { active: false });
     // The announcement reaches the worker's subscriber asynchronously, as it would another process.
     await waitFor(async () => (await runBatch('i1', 1 + attempt++, 'api')).rated === 0);
-    expect(await runBatch('i1', 100, 'api')).toMatchObject({ rated: 0, refused: [{ line: 100, reason: 'NOT_ACTIVE', account_tag: 'api' }] });
+    expect(await runBatch('i1', 100, 'api')).toMatchObject({
+      rated: 0,
+      refused: [{ line: 100, reason: 'NOT_ACTIVE', account_tag: 'api' }],
+    });
   });
 
   it('a change by hand is seen after an announcement, or by the next import', async () => {

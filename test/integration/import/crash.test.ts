@@ -64,7 +64,8 @@ describe('rating import: interrupted and resumed, two workers', () => {
       if (c.account === 'a0' || c.account === 'a1') debit('p0', c.seconds);
     }
     const after = await balances(ctx);
-    for (const tag of ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'p0']) expect([tag, after.get(tag)]).toEqual([tag, 1_000_000n - (expected.get(tag) ?? 0n)]);
+    for (const tag of ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'p0'])
+      expect([tag, after.get(tag)]).toEqual([tag, 1_000_000n - (expected.get(tag) ?? 0n)]);
 
     const records = ctx.mongo.collections.transactions;
     expect(await records.countDocuments({})).toBe(400 + 160 + calls.filter((c) => c.receiver).length);

@@ -30,7 +30,13 @@ describe('recordTransactions', () => {
 
   it('answers each item: recorded, invalid, refused or duplicate', async () => {
     const { body } = await h.gql(mutation, {
-      t: [call('r1'), call('r2', { timestamp_end: 'soon' }), call('r3', { account_tag: 'nobody' }), call('r1'), call('r4', { destination: '44' })],
+      t: [
+        call('r1'),
+        call('r2', { timestamp_end: 'soon' }),
+        call('r3', { account_tag: 'nobody' }),
+        call('r1'),
+        call('r4', { destination: '44' }),
+      ],
     });
     expect(body.errors).toBeUndefined();
     expect(body.data).toEqual({
@@ -44,7 +50,11 @@ describe('recordTransactions', () => {
     });
     const alice = await h.ctx.mongo.collections.accounts.findOne({ account_tag: 'alice' });
     expect(alice!.balance).toBe(80n);
-    expect(await h.ctx.mongo.collections.transactions.findOne({ transaction_tag: 'r1' })).toMatchObject({ fee: 20n, state: 'imported', authorized: null });
+    expect(await h.ctx.mongo.collections.transactions.findOne({ transaction_tag: 'r1' })).toMatchObject({
+      fee: 20n,
+      state: 'imported',
+      authorized: null,
+    });
   });
 
   it('refuses more than RECORD_BATCH_MAX items as bad input', async () => {
@@ -55,18 +65,22 @@ describe('recordTransactions', () => {
 
   it('is mirrored by POST /v1/record_transactions', async () => {
     const response = await fetch(`${h.url}/v1/record_transactions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ transactions: [call('x1', { account_tag: 'bob' }), { account_tag: 'bob' }] }),
-      });
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({
-        results: [
-          { index: 0, transaction_tag: 'x1', ok: true, reason: null },
-          { index: 1, transaction_tag: null, ok: false, reason: 'BAD_USER_INPUT: timestamp_begin: is required' },
-        ],
-      });
-      const bad = await fetch(`${h.url}/v1/record_transactions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x":1}' });
-      expect(bad.status).toBe(400);
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transactions: [call('x1', { account_tag: 'bob' }), { account_tag: 'bob' }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      results: [
+        { index: 0, transaction_tag: 'x1', ok: true, reason: null },
+        { index: 1, transaction_tag: null, ok: false, reason: 'BAD_USER_INPUT: timestamp_begin: is required' },
+      ],
+    });
+    const bad = await fetch(`${h.url}/v1/record_transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"x":1}',
+    });
+    expect(bad.status).toBe(400);
   });
 });

@@ -16,9 +16,26 @@ describe('rating import: summary, rejects and reruns', () => {
     await seedImportData(ctx, 5);
     // Recorded before the import: the file's line for it is a duplicate.
     await ctx.mongo.collections.transactions.insertOne({
-      _id: 'existing-record', transaction_tag: 'old', account_tag: 'a1', origin_account_tag: 'a1', source: null, source_ip: null, destination: null,
-      carrier_ip: null, tags: null, authorized: null, unauthorized_reason: null, destination_rate: null, timestamp_auth: null,
-      timestamp_begin: null, timestamp_end: null, inbound: false, failed: false, duration: 0, fee: 0n, state: 'charged',
+      _id: 'existing-record',
+      transaction_tag: 'old',
+      account_tag: 'a1',
+      origin_account_tag: 'a1',
+      source: null,
+      source_ip: null,
+      destination: null,
+      carrier_ip: null,
+      tags: null,
+      authorized: null,
+      unauthorized_reason: null,
+      destination_rate: null,
+      timestamp_auth: null,
+      timestamp_begin: null,
+      timestamp_end: null,
+      inbound: false,
+      failed: false,
+      duration: 0,
+      fee: 0n,
+      state: 'charged',
     });
     worker = await startWorkerProcess(ctx.config);
   });
@@ -32,13 +49,19 @@ describe('rating import: summary, rejects and reruns', () => {
   const expectedCharge = (acct: string) => good.filter((c) => c.account === acct).reduce((s, c) => s + BigInt(c.seconds), 0n);
 
   it('reports every line and charges each call once', async () => {
-    const file = tempFile('cdrs.csv', csvOf([...good, { tag: 't3', account: 'a3', seconds: 99 }, { tag: 'old', account: 'a1', seconds: 5 }], [
-      'bad1,a0,4930111,4930222,not-a-date,2026-01-01T12:00:10Z', // invalid timestamp
-      ',a0,4930111,4930222,2026-01-01T12:00:00Z,2026-01-01T12:00:10Z', // missing tag
-      'x1,nobody,4930111,4930222,2026-01-01T12:00:00Z,2026-01-01T12:00:10Z', // unknown account (refused by the worker)
-      'x2,a0,4930111,3399,2026-01-01T12:00:00Z,2026-01-01T12:00:10Z', // no rate (refused)
-      'x3,a0,too,many,cells,here,2026-01-01T12:00:10Z', // wrong number of cells
-    ]));
+    const file = tempFile(
+      'cdrs.csv',
+      csvOf(
+        [...good, { tag: 't3', account: 'a3', seconds: 99 }, { tag: 'old', account: 'a1', seconds: 5 }],
+        [
+          'bad1,a0,4930111,4930222,not-a-date,2026-01-01T12:00:10Z', // invalid timestamp
+          ',a0,4930111,4930222,2026-01-01T12:00:00Z,2026-01-01T12:00:10Z', // missing tag
+          'x1,nobody,4930111,4930222,2026-01-01T12:00:00Z,2026-01-01T12:00:10Z', // unknown account (refused by the worker)
+          'x2,a0,4930111,3399,2026-01-01T12:00:00Z,2026-01-01T12:00:10Z', // no rate (refused)
+          'x3,a0,too,many,cells,here,2026-01-01T12:00:10Z', // wrong number of cells
+        ],
+      ),
+    );
     const { code, output } = await importFile(ctx, [file, '--batch-size', '7', '--no-progress']);
     const s = summaryOf(output);
     expect(code).toBe(1);
@@ -76,7 +99,12 @@ describe('rating import: summary, rejects and reruns', () => {
     expect(summaryOf(first.output)).toMatchObject({ accepted: '40', duplicates: '40', rated: '0', charged: '0' });
     const second = await importFile(ctx, [file, '--no-progress']);
     expect(second.code).toBe(0);
-    expect(summaryOf(second.output)).toMatchObject({ accepted: '40', duplicates: '40 (6 batches finished by an earlier run)', rated: '0', charged: '0' });
+    expect(summaryOf(second.output)).toMatchObject({
+      accepted: '40',
+      duplicates: '40 (6 batches finished by an earlier run)',
+      rated: '0',
+      charged: '0',
+    });
     expect(existsSync(`${file}.rejects.csv`)).toBe(false);
     expect(await balances(ctx)).toEqual(before);
   });

@@ -31,7 +31,16 @@ describe('upload runs: stop and lost claims', () => {
     const importId = new ContentId('csv').update(Buffer.from(csv)).id();
     const claim = await claimUpload(ctx.mongo.db, { importId, name: `${tag}.csv`, format: 'csv' });
     expect(claim.owned).toBe(true);
-    const run = new UploadRun({ db: ctx.mongo.db, queue: ctx.queues.imports, events, importId, format: 'csv', file: tempFile(`${tag}.csv`, csv), claim, progressMs: 50 });
+    const run = new UploadRun({
+      db: ctx.mongo.db,
+      queue: ctx.queues.imports,
+      events,
+      importId,
+      format: 'csv',
+      file: tempFile(`${tag}.csv`, csv),
+      claim,
+      progressMs: 50,
+    });
     await waitFor(async () => (await uploadsOf(ctx.mongo.db).findOne({ _id: importId }))?.accepted === 1, 'the line to be read');
     return { run, importId };
   }
@@ -39,16 +48,29 @@ describe('upload runs: stop and lost claims', () => {
   it('a stopped run ends failed with the reason; the next upload claims it again', async () => {
     const { run, importId } = await start('s1');
     await run.stop('interrupted: the API process stopped');
-    expect(await uploadsOf(ctx.mongo.db).findOne({ _id: importId })).toMatchObject({ state: 'failed', error: 'interrupted: the API process stopped', finished_at: expect.any(Date) });
+    expect(await uploadsOf(ctx.mongo.db).findOne({ _id: importId })).toMatchObject({
+      state: 'failed',
+      error: 'interrupted: the API process stopped',
+      finished_at: expect.any(Date),
+    });
     const again = await claimUpload(ctx.mongo.db, { importId, name: 's1.csv', format: 'csv' });
     expect(again.owned).toBe(true);
-    expect(await uploadsOf(ctx.mongo.db).findOne({ _id: importId })).toMatchObject({ state: 'running', error: null, lines: 0, runner: again.runner });
+    expect(await uploadsOf(ctx.mongo.db).findOne({ _id: importId })).toMatchObject({
+      state: 'running',
+      error: null,
+      lines: 0,
+      runner: again.runner,
+    });
   });
 
   it('a run whose claim another process took over stops without writing', async () => {
     const { run, importId } = await start('s2');
     await uploadsOf(ctx.mongo.db).updateOne({ _id: importId }, { $set: { runner: 'other-process', lines: 99 } });
     await run.finished;
-    expect(await uploadsOf(ctx.mongo.db).findOne({ _id: importId })).toMatchObject({ state: 'running', runner: 'other-process', lines: 99 });
+    expect(await uploadsOf(ctx.mongo.db).findOne({ _id: importId })).toMatchObject({
+      state: 'running',
+      runner: 'other-process',
+      lines: 99,
+    });
   });
 });

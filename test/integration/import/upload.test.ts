@@ -30,12 +30,17 @@ describe('CDR upload: POST /v1/imports', () => {
     if (answer.body.errors) throw new Error(JSON.stringify(answer.body.errors));
     return answer.body.data as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
-  const IMPORT_FIELDS = 'id name state lines done accepted recorded rejected created_at started_at finished_at error rejects { line reason account_tag }';
+  const IMPORT_FIELDS =
+    'id name state lines done accepted recorded rejected created_at started_at finished_at error rejects { line reason account_tag }';
   const finished = (id: string, after = 0) =>
-    waitFor(async () => {
-      const { Import } = await ok(`query($id: ID!) { Import(id: $id) { ${IMPORT_FIELDS} } }`, { id });
-      return Import && Import.state !== 'running' && Date.parse(Import.finished_at) >= after ? Import : null;
-    }, `import ${id} to finish`, 60_000);
+    waitFor(
+      async () => {
+        const { Import } = await ok(`query($id: ID!) { Import(id: $id) { ${IMPORT_FIELDS} } }`, { id });
+        return Import && Import.state !== 'running' && Date.parse(Import.finished_at) >= after ? Import : null;
+      },
+      `import ${id} to finish`,
+      60_000,
+    );
 
   beforeAll(async () => {
     ctx = await createTestContext({ JOB_LOCK_MS: '2000' });
@@ -71,7 +76,17 @@ describe('CDR upload: POST /v1/imports', () => {
     expect(importId).toBe(new ContentId('csv').update(Buffer.from(csv)).id());
 
     const done = await finished(importId);
-    expect(done).toMatchObject({ id: importId, name: 'cdrs-2026-01.csv', state: 'done', lines: 15, done: 15, accepted: 14, recorded: 12, rejected: 3, error: null });
+    expect(done).toMatchObject({
+      id: importId,
+      name: 'cdrs-2026-01.csv',
+      state: 'done',
+      lines: 15,
+      done: 15,
+      accepted: 14,
+      recorded: 12,
+      rejected: 3,
+      error: null,
+    });
     expect(done.created_at).toEqual(expect.any(String));
     expect(done.rejects).toEqual([
       { line: 14, reason: expect.stringMatching(/^BAD_USER_INPUT: timestamp_begin: must be a datetime/), account_tag: null },
@@ -131,13 +146,23 @@ describe('CDR upload: POST /v1/imports', () => {
     await imports.updateOne({ _id: importId }, { $set: { heartbeat_at: new Date(Date.now() - STALE_MS - 1000) } });
     const started = Date.now();
     expect(await upload('format=csv&name=resumed.csv', csv)).toEqual({ status: 202, body: { import_id: importId } });
-    expect(await finished(importId, started)).toMatchObject({ name: 'resumed.csv', state: 'done', lines: 15, accepted: 14, recorded: 12, rejected: 3 });
+    expect(await finished(importId, started)).toMatchObject({
+      name: 'resumed.csv',
+      state: 'done',
+      lines: 15,
+      accepted: 14,
+      recorded: 12,
+      rejected: 3,
+    });
     expect((await imports.findOne({ _id: importId }))?.runner).not.toBe('other-process');
     expect(await balances(ctx)).toEqual(before);
   });
 
   it(`keeps the first ${REJECTS_KEPT} rejected lines and counts them all`, async () => {
-    const bad = Array.from({ length: REJECTS_KEPT + 5 }, (_, i) => `,a0,4930111,4930222,2026-01-01T12:00:00Z,2026-01-01T12:00:${String(i % 60).padStart(2, '0')}Z`);
+    const bad = Array.from(
+      { length: REJECTS_KEPT + 5 },
+      (_, i) => `,a0,4930111,4930222,2026-01-01T12:00:00Z,2026-01-01T12:00:${String(i % 60).padStart(2, '0')}Z`,
+    );
     const answer = await upload('format=csv&name=bad.csv', csvOf([], bad));
     expect(answer.status).toBe(202);
     const { import_id: id } = answer.body;
@@ -151,12 +176,25 @@ describe('CDR upload: POST /v1/imports', () => {
   });
 
   it('JSON lines: the format comes from the content type', async () => {
-    const line = JSON.stringify({ transaction_tag: 'j1', account_tag: 'a1', source: 4930111, destination: '4930222', timestamp_begin: '2026-01-01T12:00:00Z', timestamp_end: '2026-01-01T12:00:07Z' });
+    const line = JSON.stringify({
+      transaction_tag: 'j1',
+      account_tag: 'a1',
+      source: 4930111,
+      destination: '4930222',
+      timestamp_begin: '2026-01-01T12:00:00Z',
+      timestamp_end: '2026-01-01T12:00:07Z',
+    });
     const before = await balances(ctx);
     const answer = await upload('name=calls.jsonl', `${line}\n{"oops": 1}\n`, 'application/x-ndjson');
     expect(answer.status).toBe(202);
     const done = await finished(answer.body.import_id);
-    expect(done).toMatchObject({ state: 'done', lines: 2, accepted: 1, rejected: 1, rejects: [{ line: 2, reason: 'BAD_USER_INPUT: oops: unknown field', account_tag: null }] });
+    expect(done).toMatchObject({
+      state: 'done',
+      lines: 2,
+      accepted: 1,
+      rejected: 1,
+      rejects: [{ line: 2, reason: 'BAD_USER_INPUT: oops: unknown field', account_tag: null }],
+    });
     expect((await balances(ctx)).get('a1')).toBe(before.get('a1')! - 7n);
   });
 
@@ -175,7 +213,12 @@ describe('CDR upload: POST /v1/imports', () => {
     ];
     for (const [query, body, contentType, field] of cases) {
       const answer = await upload(query, body, contentType);
-      expect({ query, status: answer.status, code: answer.body.errors?.[0]?.extensions?.code, field: answer.body.errors?.[0]?.extensions?.field }).toEqual({
+      expect({
+        query,
+        status: answer.status,
+        code: answer.body.errors?.[0]?.extensions?.code,
+        field: answer.body.errors?.[0]?.extensions?.field,
+      }).toEqual({
         query,
         status: 400,
         code: 'BAD_USER_INPUT',
@@ -187,7 +230,11 @@ describe('CDR upload: POST /v1/imports', () => {
     expect(header.body.errors[0].message).toMatch(/unknown column "acount_tag"/);
     for (const contentType of ['application/json', 'text/plain']) {
       const wrong = await upload('format=csv', contentType === 'text/plain' ? other : '{"a":1}', contentType);
-      expect({ contentType, status: wrong.status, code: wrong.body.errors?.[0]?.extensions?.code }).toEqual({ contentType, status: 415, code: 'BAD_USER_INPUT' });
+      expect({ contentType, status: wrong.status, code: wrong.body.errors?.[0]?.extensions?.code }).toEqual({
+        contentType,
+        status: 415,
+        code: 'BAD_USER_INPUT',
+      });
     }
 
     expect(await uploadsOf(ctx.mongo.db).countDocuments()).toBe(imports);

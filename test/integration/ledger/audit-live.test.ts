@@ -46,7 +46,11 @@ describe('the ledger audit under live traffic', () => {
     api = await startApi();
     await seed(api.ctx, {
       ...perSecondRating(),
-      accounts: [account('busy', { balance: 10_000n, linked_accounts: ['busyparent'] }), account('busyparent', { balance: 10_000n }), account('plain', { balance: 100n })],
+      accounts: [
+        account('busy', { balance: 10_000n, linked_accounts: ['busyparent'] }),
+        account('busyparent', { balance: 10_000n }),
+        account('plain', { balance: 100n }),
+      ],
     });
     rating = await RatingDataCache.start(api.ctx);
     deps = { ctx: api.ctx, rating };
@@ -102,7 +106,9 @@ describe('the ledger audit under live traffic', () => {
   it('leaves no difference after an account with a ledger history is deleted and its tag used again', async () => {
     await api.ok('mutation { createAccount(account_tag: "gone", balance: "100") { id } }');
     await api.ok('mutation { adjustBalance(account_tag: "gone", amount: "50", reason: "cash") { id } }');
-    const { deleteAccount } = await api.ok(`mutation { deleteAccount(id: "${(await api.ctx.mongo.collections.accounts.findOne({ account_tag: 'gone' }))!._id}") { id } }`);
+    const { deleteAccount } = await api.ok(
+      `mutation { deleteAccount(id: "${(await api.ctx.mongo.collections.accounts.findOne({ account_tag: 'gone' }))!._id}") { id } }`,
+    );
     expect(deleteAccount.id).toBeTruthy();
     await api.ok('mutation { createAccount(account_tag: "gone", balance: "30") { id } }');
     expect((await auditLedger(api.ctx.mongo.collections)).differences).toEqual([]);
@@ -130,19 +136,39 @@ describe('the ledger audit under live traffic', () => {
     it('finds a charged record whose charge was refunded (a rolled-back call showing charged)', async () => {
       expect(await charge('refunded', 'plain', 1)).toMatchObject({ ok: true });
       const doc = (await collections.transactions.findOne({ account_tag: 'plain', transaction_tag: 'refunded' }))!;
-      expect(await rollback(deps, { op: 'rollback', transaction_tag: 'refunded', account_tag: 'plain', deadline: Date.now() + 10_000 }, { id: `job-${++n}`, deadline: Date.now() + 10_000 })).toEqual({ ok: true, reason: null });
+      expect(
+        await rollback(
+          deps,
+          { op: 'rollback', transaction_tag: 'refunded', account_tag: 'plain', deadline: Date.now() + 10_000 },
+          { id: `job-${++n}`, deadline: Date.now() + 10_000 },
+        ),
+      ).toEqual({ ok: true, reason: null });
       await collections.transactions.insertOne({ ...doc, state: 'charged' });
       const report = await auditLedger(collections);
-      expect(report.calls).toEqual(expect.arrayContaining([expect.objectContaining({ problem: 'charged record refunded', account_tag: 'plain', record_id: doc._id })]));
-      expect(report.calls).toEqual(expect.arrayContaining([expect.objectContaining({ problem: 'record of a rolled-back call', account_tag: 'plain', record_id: doc._id })]));
+      expect(report.calls).toEqual(
+        expect.arrayContaining([expect.objectContaining({ problem: 'charged record refunded', account_tag: 'plain', record_id: doc._id })]),
+      );
+      expect(report.calls).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ problem: 'record of a rolled-back call', account_tag: 'plain', record_id: doc._id }),
+        ]),
+      );
       await collections.transactions.deleteOne({ _id: doc._id });
     });
 
-    it('finds a charged record without its charge, and a running entry beside its call\'s record', async () => {
-      const orphan = { ...(await collections.transactions.findOne({ account_tag: 'busy' }))!, _id: randomUUID(), transaction_tag: 'no-charge', state: 'charged' as const };
+    it("finds a charged record without its charge, and a running entry beside its call's record", async () => {
+      const orphan = {
+        ...(await collections.transactions.findOne({ account_tag: 'busy' }))!,
+        _id: randomUUID(),
+        transaction_tag: 'no-charge',
+        state: 'charged' as const,
+      };
       await collections.transactions.insertOne(orphan);
       expect(await charge('both', 'plain', 1)).toMatchObject({ ok: true });
-      await collections.accounts.updateOne({ account_tag: 'plain' }, { $push: { running_transactions: runningEntry('both', { origin_account_tag: 'plain', call_id: callId('plain', 'both') }) } });
+      await collections.accounts.updateOne(
+        { account_tag: 'plain' },
+        { $push: { running_transactions: runningEntry('both', { origin_account_tag: 'plain', call_id: callId('plain', 'both') }) } },
+      );
       const report = await auditLedger(collections);
       expect(report.calls).toEqual(
         expect.arrayContaining([

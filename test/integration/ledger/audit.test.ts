@@ -40,10 +40,17 @@ describe('rating audit', () => {
       timestamp_begin: '2026-11-21T10:00:00Z',
       timestamp_end: new Date(Date.parse('2026-11-21T10:00:00Z') + seconds * 1000).toISOString(),
     });
-    for (const [tag, seconds] of [['a', 10], ['b', 20], ['c', 30]] as const) {
+    for (const [tag, seconds] of [
+      ['a', 10],
+      ['b', 20],
+      ['c', 30],
+    ] as const) {
       expect((await h.rest('/v1/record_transaction', call(tag, seconds))).body).toMatchObject({ ok: true, reason: null });
     }
-    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'b', account_tag: 'caller' })).body).toMatchObject({ ok: true, reason: null });
+    expect((await h.rest('/v1/rollback_transaction', { transaction_tag: 'b', account_tag: 'caller' })).body).toMatchObject({
+      ok: true,
+      reason: null,
+    });
 
     const clean = await audit('--json');
     expect(clean.code).toBe(0);

@@ -52,9 +52,25 @@ describe('money at the edges of real call flows', () => {
     timestamp_begin: at(0),
   });
   const beginJob = (tag: string, accountTag: string, deadline = soon()): BeginJob => ({ op: 'begin', ...call(tag, accountTag), deadline });
-  const endJob = (tag: string, accountTag: string, seconds: number, deadline = soon()): EndJob => ({ op: 'end', transaction_tag: tag, account_tag: accountTag, timestamp_end: at(seconds), deadline });
-  const recordJob = (tag: string, accountTag: string, seconds: number, deadline = soon()): RecordJob => ({ op: 'record', ...call(tag, accountTag), timestamp_end: at(seconds), deadline });
-  const rollbackJob = (tag: string, accountTag: string, deadline = soon()): RollbackJob => ({ op: 'rollback', transaction_tag: tag, account_tag: accountTag, deadline });
+  const endJob = (tag: string, accountTag: string, seconds: number, deadline = soon()): EndJob => ({
+    op: 'end',
+    transaction_tag: tag,
+    account_tag: accountTag,
+    timestamp_end: at(seconds),
+    deadline,
+  });
+  const recordJob = (tag: string, accountTag: string, seconds: number, deadline = soon()): RecordJob => ({
+    op: 'record',
+    ...call(tag, accountTag),
+    timestamp_end: at(seconds),
+    deadline,
+  });
+  const rollbackJob = (tag: string, accountTag: string, deadline = soon()): RollbackJob => ({
+    op: 'rollback',
+    transaction_tag: tag,
+    account_tag: accountTag,
+    deadline,
+  });
   const authorizationJob = (tag: string | null, accountTag: string, deadline = soon()): AuthorizationJob => ({
     op: 'authorization',
     account_tag: accountTag,
@@ -64,11 +80,18 @@ describe('money at the edges of real call flows', () => {
     destination_account_tag: null,
     deadline,
   });
-  const run = async <J extends { deadline: number }, R>(fn: (d: TransactionDeps, job: J, r: { id: string; deadline: number }) => Promise<R>, job: J) =>
-    fn(deps, job, { id: `job-${++jobs}`, deadline: job.deadline });
+  const run = async <J extends { deadline: number }, R>(
+    fn: (d: TransactionDeps, job: J, r: { id: string; deadline: number }) => Promise<R>,
+    job: J,
+  ) => fn(deps, job, { id: `job-${++jobs}`, deadline: job.deadline });
   const processAll = async (tag: string) => {
     for (const entry of (await running(tag)).filter((e) => !e.in_progress)) {
-      await processEndedCall(deps, { account_tag: tag, transaction_tag: entry.transaction_tag, entry_id: entry.id, enqueued_at: new Date().toISOString() });
+      await processEndedCall(deps, {
+        account_tag: tag,
+        transaction_tag: entry.transaction_tag,
+        entry_id: entry.id,
+        enqueued_at: new Date().toISOString(),
+      });
     }
   };
 
@@ -118,7 +141,22 @@ describe('money at the edges of real call flows', () => {
       const reservations = { mix2: (await running('mix2'))[0], mixparent: (await running('mixparent'))[0] };
       for (const [tag, entry] of Object.entries(reservations)) {
         if (entry) continue;
-        const reservation = { id: `res-${tag}`, transaction_tag: 'm2', origin_account_tag: 'mix2', call_id: callId('mix2', 'm2'), source: '1', destination: '391234', carrier_ip: '', rate: null, in_progress: true, inbound: false, timestamp_begin: new Date(), timestamp_end: null, reserved_until: new Date(Date.now() + 60_000), call_parties: ['mix2', 'mixparent'] };
+        const reservation = {
+          id: `res-${tag}`,
+          transaction_tag: 'm2',
+          origin_account_tag: 'mix2',
+          call_id: callId('mix2', 'm2'),
+          source: '1',
+          destination: '391234',
+          carrier_ip: '',
+          rate: null,
+          in_progress: true,
+          inbound: false,
+          timestamp_begin: new Date(),
+          timestamp_end: null,
+          reserved_until: new Date(Date.now() + 60_000),
+          call_parties: ['mix2', 'mixparent'],
+        };
         await accounts().updateOne({ account_tag: tag }, { $push: { running_transactions: reservation } });
       }
       expect(await balance('mix2')).toBe(989n);
@@ -145,7 +183,12 @@ describe('money at the edges of real call flows', () => {
     expect(await run(begin, beginJob('p1', 'redeliver'))).toEqual(ok);
     expect(await run(end, endJob('p1', 'redeliver', 10))).toEqual(ok);
     const entry = (await running('redeliver'))[0];
-    const job: ProcessingJob = { account_tag: 'redeliver', transaction_tag: 'p1', entry_id: entry.id, enqueued_at: new Date().toISOString() };
+    const job: ProcessingJob = {
+      account_tag: 'redeliver',
+      transaction_tag: 'p1',
+      entry_id: entry.id,
+      enqueued_at: new Date().toISOString(),
+    };
     // The first delivery reads the entry, then stalls; the redelivery charges the call.
     const stalled = (await transactions().findOne({ _id: entry.id })) ?? null;
     expect(stalled).toBeNull();
@@ -169,13 +212,21 @@ describe('money at the edges of real call flows', () => {
     expect(await run(end, endJob('r37', 'child', 10))).toEqual(ok);
     const [childEntry] = (await running('child')).filter((e) => e.transaction_tag === 'r37');
     const [parentEntry] = (await running('parent')).filter((e) => e.transaction_tag === 'r37');
-    const job = (tag: string, entryId: string): ProcessingJob => ({ account_tag: tag, transaction_tag: 'r37', entry_id: entryId, enqueued_at: new Date().toISOString() });
+    const job = (tag: string, entryId: string): ProcessingJob => ({
+      account_tag: tag,
+      transaction_tag: 'r37',
+      entry_id: entryId,
+      enqueued_at: new Date().toISOString(),
+    });
     // The parent's processing charges before the rollback; a delivery of it had read the entry first.
     expect((await processEndedCall(deps, job('parent', parentEntry.id))).outcome).toBe('charged');
     const parentRecord = (await transactions().findOne({ _id: parentEntry.id }))!;
     expect(await run(rollback, rollbackJob('r37', 'child'))).toEqual(ok);
     // The stalled deliveries of both parties' processing wake up after the rollback.
-    for (const [tag, entry, doc] of [['parent', parentEntry, parentRecord], ['child', childEntry, { ...parentRecord, _id: childEntry.id, account_tag: 'child' }]] as const) {
+    for (const [tag, entry, doc] of [
+      ['parent', parentEntry, parentRecord],
+      ['child', childEntry, { ...parentRecord, _id: childEntry.id, account_tag: 'child' }],
+    ] as const) {
       await insertRecord(transactions(), { ...doc, state: 'pending' });
       await reconcile(deps, tag, entry.id);
     }
@@ -308,8 +359,28 @@ describe('defect 1: carrier failover never overdraws a prepaid account', () => {
   const cutCost = async (accountTag: string, units: number, carrierIp: string, late: number) => {
     const tag = `cut-${accountTag}-${carrierIp}`;
     const t0 = Date.now() - 3_600_000;
-    const job = { op: 'record' as const, transaction_tag: tag, account_tag: accountTag, source: '1', destination: '391234', source_ip: null, carrier_ip: carrierIp, tags: null, destination_account_tag: null, timestamp_auth: null };
-    const answer = await record(deps, { ...job, timestamp_begin: new Date(t0).toISOString(), timestamp_end: new Date(t0 + (units + late) * 1000).toISOString(), deadline: Date.now() + 10_000 }, { id: `rec-${tag}`, deadline: Date.now() + 10_000 });
+    const job = {
+      op: 'record' as const,
+      transaction_tag: tag,
+      account_tag: accountTag,
+      source: '1',
+      destination: '391234',
+      source_ip: null,
+      carrier_ip: carrierIp,
+      tags: null,
+      destination_account_tag: null,
+      timestamp_auth: null,
+    };
+    const answer = await record(
+      deps,
+      {
+        ...job,
+        timestamp_begin: new Date(t0).toISOString(),
+        timestamp_end: new Date(t0 + (units + late) * 1000).toISOString(),
+        deadline: Date.now() + 10_000,
+      },
+      { id: `rec-${tag}`, deadline: Date.now() + 10_000 },
+    );
     expect(answer).toMatchObject({ ok: true });
     return ctx.mongo.collections.accounts.findOne({ account_tag: accountTag });
   };

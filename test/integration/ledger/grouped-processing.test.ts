@@ -29,7 +29,12 @@ const endedCallsOf = (tag: string): RunningTransaction[] =>
     }),
   );
 
-const jobOf = (tag: string, i: number): ProcessingJob => ({ account_tag: tag, transaction_tag: `${tag}-t${i}`, entry_id: `${tag}-entry-${i}`, enqueued_at: new Date().toISOString() });
+const jobOf = (tag: string, i: number): ProcessingJob => ({
+  account_tag: tag,
+  transaction_tag: `${tag}-t${i}`,
+  entry_id: `${tag}-entry-${i}`,
+  enqueued_at: new Date().toISOString(),
+});
 
 interface Setup {
   ctx: TestContext;
@@ -45,7 +50,9 @@ interface Setup {
 async function setUp(tags: string[], overrides: Record<string, string> = {}): Promise<Setup> {
   const ctx = await createTestContext(overrides);
   const rating = await RatingDataCache.start(ctx);
-  await ctx.mongo.collections.accounts.insertMany(tags.map((tag) => account(tag, { balance: 1000n, running_transactions: endedCallsOf(tag) })));
+  await ctx.mongo.collections.accounts.insertMany(
+    tags.map((tag) => account(tag, { balance: 1000n, running_transactions: endedCallsOf(tag) })),
+  );
   const counted = await connectMongo(ctx.mongo.url, ctx.config.mongoDb, { monitorCommands: true });
   const commands: string[] = [];
   const entriesPerAccountRead: number[] = [];
@@ -56,7 +63,8 @@ async function setUp(tags: string[], overrides: Record<string, string> = {}): Pr
   });
   counted.client.on('commandSucceeded', (e: CommandSucceededEvent) => {
     if (!readingAccounts.delete(e.requestId)) return;
-    for (const doc of (e.reply as { cursor: { firstBatch: Array<{ running_transactions?: unknown[] }> } }).cursor.firstBatch) entriesPerAccountRead.push(doc.running_transactions?.length ?? 0);
+    for (const doc of (e.reply as { cursor: { firstBatch: Array<{ running_transactions?: unknown[] }> } }).cursor.firstBatch)
+      entriesPerAccountRead.push(doc.running_transactions?.length ?? 0);
   });
   return { ctx, rating, counted, commands, entriesPerAccountRead };
 }
@@ -163,11 +171,18 @@ describe('processing calls that arrive one at a time, with a settle window', () 
   });
 
   it('a worker given the window charges queued calls through it, each once', async () => {
-    for (let i = 0; i < perAccount; i++) await enqueueProcessing(s.ctx, 'queued', { id: `queued-entry-${i}`, transaction_tag: `queued-t${i}` });
+    for (let i = 0; i < perAccount; i++)
+      await enqueueProcessing(s.ctx, 'queued', { id: `queued-entry-${i}`, transaction_tag: `queued-t${i}` });
     pool = await startWorkers(s.ctx, [QueueNames.processing]);
     const { accounts, transactions } = s.ctx.mongo.collections;
-    await waitFor(async () => (await transactions.countDocuments({ account_tag: 'queued', state: 'charged' })) === perAccount, 'the queued calls charged');
-    await waitFor(async () => ((await accounts.findOne({ account_tag: 'queued' }))!.ledger_pending ?? []).length === 0, 'their markers settled');
+    await waitFor(
+      async () => (await transactions.countDocuments({ account_tag: 'queued', state: 'charged' })) === perAccount,
+      'the queued calls charged',
+    );
+    await waitFor(
+      async () => ((await accounts.findOne({ account_tag: 'queued' }))!.ledger_pending ?? []).length === 0,
+      'their markers settled',
+    );
     await expectChargedOnce(s.ctx, ['queued']);
   });
 });

@@ -1,5 +1,13 @@
 import { auditLedger } from '../../../src/shared/ledger/audit';
-import { batchDebitState, claimBatch, importBatchesOf, importBatchId, newSettlementId, opIds, settleImportBatches } from '../../../src/shared/ledger';
+import {
+  batchDebitState,
+  claimBatch,
+  importBatchesOf,
+  importBatchId,
+  newSettlementId,
+  opIds,
+  settleImportBatches,
+} from '../../../src/shared/ledger';
 import { decideAbandoned } from '../../../src/shared/calls/decisions';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
 import type { ImportLine } from '../../../src/shared/queues/payloads';
@@ -28,7 +36,10 @@ describe('import batch retried after a crash', () => {
   /** The state a worker killed between writing a batch's records and debiting them leaves. */
   async function crashAfterRecords(importId: string, lines: ImportLine[], deadline: number | null = null): Promise<void> {
     const batchId = importBatchId(importId, 0);
-    const accounts = await loadAccounts(ctx.mongo.collections.accounts, lines.map((l) => l.account_tag));
+    const accounts = await loadAccounts(
+      ctx.mongo.collections.accounts,
+      lines.map((l) => l.account_tag),
+    );
     expect(await claimBatch(ctx.mongo.db, batchId, importId, 0, deadline)).toBe(true);
     const plans = planBatch(lines, accounts, await rating.index(), batchId);
     const docs = plans.flatMap((p) => (p.kind === 'planned' ? [p.caller, ...p.others].map((r) => r.doc) : []));
@@ -67,7 +78,11 @@ describe('import batch retried after a crash', () => {
   it('after a rate change, debits the stored fees', async () => {
     await crashAfterRecords('rates', [line(1, 'x1', 'a', 5), line(2, 'x2', 'a', 7)]);
     await changeRate(1200); // 20 per second: a fresh rating would charge 240 instead of 12
-    const result = await processImportBatch(deps, { import_id: 'rates', batch: 0, lines: [line(1, 'x1', 'a', 5), line(2, 'x2', 'a', 7)], deadline: null }, 1);
+    const result = await processImportBatch(
+      deps,
+      { import_id: 'rates', batch: 0, lines: [line(1, 'x1', 'a', 5), line(2, 'x2', 'a', 7)], deadline: null },
+      1,
+    );
     expect(result).toMatchObject({ rated: 2, charged: '12', charged_linked: '12', refused: [] });
     await settle('rates');
     expect(await balance('a')).toBe(988n);
@@ -78,7 +93,11 @@ describe('import batch retried after a crash', () => {
   it('after the parent was deactivated, still debits every record the batch wrote (which a rollback would refund)', async () => {
     await crashAfterRecords('deactivated', [line(1, 'y1', 'a', 10)]);
     await ctx.mongo.collections.accounts.updateOne({ account_tag: 'p' }, { $set: { active: false } });
-    const result = await processImportBatch(deps, { import_id: 'deactivated', batch: 0, lines: [line(1, 'y1', 'a', 10)], deadline: null }, 1);
+    const result = await processImportBatch(
+      deps,
+      { import_id: 'deactivated', batch: 0, lines: [line(1, 'y1', 'a', 10)], deadline: null },
+      1,
+    );
     expect(result).toMatchObject({ rated: 1, charged: '10', charged_linked: '10', refused: [] });
     await settle('deactivated');
     expect(await balance('a')).toBe(978n);
@@ -87,7 +106,7 @@ describe('import batch retried after a crash', () => {
     expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
   });
 
-  it('keeps a settlement\'s debit provable in the account\'s import slot until the next debit settles it', async () => {
+  it("keeps a settlement's debit provable in the account's import slot until the next debit settles it", async () => {
     const first = await processImportBatch(deps, { import_id: 'slot-1', batch: 0, lines: [line(0, 's1', 'a', 4)], deadline: null }, 4);
     expect(first).toMatchObject({ rated: 1, charged: '4' });
     const settlement = await settle('slot-1');
@@ -113,9 +132,16 @@ describe('import batch retried after a crash', () => {
     expect(swept.batchesUndone).toBe(1);
     expect(await ctx.mongo.collections.transactions.countDocuments({ transaction_tag: { $in: ['z1', 'z2'] } })).toBe(0);
     expect([await balance('a'), await balance('p')]).toEqual(before);
-    expect(await batchDebitState(ctx.mongo.db, importBatchId('api-lost', 0))).toEqual({ state: 'done', debitedBy: importBatchId('api-lost', 0) });
+    expect(await batchDebitState(ctx.mongo.db, importBatchId('api-lost', 0))).toEqual({
+      state: 'done',
+      debitedBy: importBatchId('api-lost', 0),
+    });
     // Sent again, the calls are recorded (not DUPLICATE_TRANSACTION).
-    const again = await processImportBatch(deps, { import_id: 'api-again', batch: 0, lines: [line(0, 'z1', 'a', 10), line(1, 'z2', 'a', 20)], deadline: Date.now() + 10_000 }, 2);
+    const again = await processImportBatch(
+      deps,
+      { import_id: 'api-again', batch: 0, lines: [line(0, 'z1', 'a', 10), line(1, 'z2', 'a', 20)], deadline: Date.now() + 10_000 },
+      2,
+    );
     expect(again).toMatchObject({ rated: 2, duplicate_lines: [], charged: '30' });
     expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
   });
@@ -124,7 +150,11 @@ describe('import batch retried after a crash', () => {
     const before = [await balance('a'), await balance('p')];
     const batchId = importBatchId('api-late', 0);
     await decideAbandoned(ctx.mongo.collections.outcomes, { jobId: batchId, op: 'record-batch', account_tag: '', transaction_tag: '' });
-    const late = await processImportBatch(deps, { import_id: 'api-late', batch: 0, lines: [line(0, 'w1', 'a', 10)], deadline: Date.now() + 10_000 }, 3);
+    const late = await processImportBatch(
+      deps,
+      { import_id: 'api-late', batch: 0, lines: [line(0, 'w1', 'a', 10)], deadline: Date.now() + 10_000 },
+      3,
+    );
     expect(late).toMatchObject({ rated: 0, refused: [{ line: 0, reason: 'TIMEOUT' }] });
     expect(await ctx.mongo.collections.transactions.countDocuments({ transaction_tag: 'w1' })).toBe(0);
     expect([await balance('a'), await balance('p')]).toEqual(before);

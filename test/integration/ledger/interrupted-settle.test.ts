@@ -44,7 +44,10 @@ describe('a charge interrupted between its ledger entry and the marker removal',
     const written = await ledger.findOne({ _id: op });
     expect(written).toMatchObject({ account_tag: 'a', amount: -10n });
     // The state a kill between the entry and the marker removal leaves: the marker is still there.
-    await accounts.updateOne({ account_tag: 'a' }, { $push: { ledger_pending: { op, amount: -10n, kind: 'charge', transaction_tag: 't1', ref: entry.id, at: written!.at } } });
+    await accounts.updateOne(
+      { account_tag: 'a' },
+      { $push: { ledger_pending: { op, amount: -10n, kind: 'charge', transaction_tag: 't1', ref: entry.id, at: written!.at } } },
+    );
     expect((await accounts.findOne({ account_tag: 'a' }))!.balance).toBe(90n);
 
     const report = await auditLedger(ctx.mongo.collections);

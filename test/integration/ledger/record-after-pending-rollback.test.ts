@@ -37,7 +37,15 @@ describe('record of a tag whose earlier rollback is decided but not carried out 
 
   beforeAll(async () => {
     ctx = await createTestContext();
-    await seed(ctx, { ...perSecondRating('39', 0), accounts: [account('a1', { balance: 1000n, linked_accounts: ['p1'] }), account('p1', { balance: 1000n }), account('a2', { balance: 1000n, linked_accounts: ['p2'] }), account('p2', { balance: 1000n })] });
+    await seed(ctx, {
+      ...perSecondRating('39', 0),
+      accounts: [
+        account('a1', { balance: 1000n, linked_accounts: ['p1'] }),
+        account('p1', { balance: 1000n }),
+        account('a2', { balance: 1000n, linked_accounts: ['p2'] }),
+        account('p2', { balance: 1000n }),
+      ],
+    });
     rating = await RatingDataCache.start(ctx);
   });
 
@@ -50,7 +58,9 @@ describe('record of a tag whose earlier rollback is decided but not carried out 
     const deps = { ctx, rating };
     const { transactions, accounts, outcomes } = ctx.mongo.collections;
     expect(await record(deps, job(10), { id: 'J1', deadline: Date.now() + 10_000, rerun: false })).toMatchObject({ ok: true });
-    const [first, firstParent] = await Promise.all(['a1', 'p1'].map((tag) => transactions.findOne({ account_tag: tag, transaction_tag: 't1' })));
+    const [first, firstParent] = await Promise.all(
+      ['a1', 'p1'].map((tag) => transactions.findOne({ account_tag: tag, transaction_tag: 't1' })),
+    );
     // The rollback of the first use, decided 'done' (answered ok) and carried out on the caller only.
     await outcomes.insertOne({
       _id: 'RB',
@@ -59,7 +69,10 @@ describe('record of a tag whose earlier rollback is decided but not carried out 
       account_tag: 'a1',
       transaction_tag: 't1',
       result: { ok: true, reason: null },
-      targets: [{ account_tag: 'a1', record_id: first!._id }, { account_tag: 'p1', record_id: firstParent!._id }],
+      targets: [
+        { account_tag: 'a1', record_id: first!._id },
+        { account_tag: 'p1', record_id: firstParent!._id },
+      ],
       at: new Date(),
     });
     await refundRecord(deps, first!);
@@ -79,7 +92,9 @@ describe('record of a tag whose earlier rollback is decided but not carried out 
     const deps = { ctx, rating };
     const { transactions, accounts, outcomes } = ctx.mongo.collections;
     expect(await record(deps, job(10, 'a2', 't2'), { id: 'K1', deadline: Date.now() + 10_000, rerun: false })).toMatchObject({ ok: true });
-    const [first, firstParent] = await Promise.all(['a2', 'p2'].map((tag) => transactions.findOne({ account_tag: tag, transaction_tag: 't2' })));
+    const [first, firstParent] = await Promise.all(
+      ['a2', 'p2'].map((tag) => transactions.findOne({ account_tag: tag, transaction_tag: 't2' })),
+    );
     await outcomes.insertOne({
       _id: 'RB2',
       state: 'done',
@@ -87,7 +102,10 @@ describe('record of a tag whose earlier rollback is decided but not carried out 
       account_tag: 'a2',
       transaction_tag: 't2',
       result: { ok: true, reason: null },
-      targets: [{ account_tag: 'a2', record_id: first!._id }, { account_tag: 'p2', record_id: firstParent!._id }],
+      targets: [
+        { account_tag: 'a2', record_id: first!._id },
+        { account_tag: 'p2', record_id: firstParent!._id },
+      ],
       at: new Date(),
     });
     await refundRecord(deps, first!);
@@ -103,7 +121,16 @@ describe('record of a tag whose earlier rollback is decided but not carried out 
       call_parties: ['a2', 'p2'],
     });
     await accounts.updateOne({ account_tag: 'p2' }, { $push: { running_transactions: ended } });
-    expect((await processEndedCall(deps, { account_tag: 'p2', transaction_tag: 't2', entry_id: 'entry-p2', enqueued_at: new Date().toISOString() })).outcome).toBe('charged');
+    expect(
+      (
+        await processEndedCall(deps, {
+          account_tag: 'p2',
+          transaction_tag: 't2',
+          entry_id: 'entry-p2',
+          enqueued_at: new Date().toISOString(),
+        })
+      ).outcome,
+    ).toBe('charged');
     const records = await transactions.find({ account_tag: 'p2', transaction_tag: 't2' }).toArray();
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ _id: 'entry-p2', fee: 25n, state: 'charged' });

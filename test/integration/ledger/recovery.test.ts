@@ -43,8 +43,19 @@ describe('recovery: TIMEOUT is true, interrupted operations are finished or undo
     timestamp_begin: at(0),
   });
   const beginJob = (tag: string, accountTag: string, deadline: number): BeginJob => ({ op: 'begin', ...call(tag, accountTag), deadline });
-  const endJob = (tag: string, accountTag: string, deadline: number): EndJob => ({ op: 'end', transaction_tag: tag, account_tag: accountTag, timestamp_end: at(10), deadline });
-  const recordJob = (tag: string, accountTag: string, deadline: number): RecordJob => ({ op: 'record', ...call(tag, accountTag), timestamp_end: at(10), deadline });
+  const endJob = (tag: string, accountTag: string, deadline: number): EndJob => ({
+    op: 'end',
+    transaction_tag: tag,
+    account_tag: accountTag,
+    timestamp_end: at(10),
+    deadline,
+  });
+  const recordJob = (tag: string, accountTag: string, deadline: number): RecordJob => ({
+    op: 'record',
+    ...call(tag, accountTag),
+    timestamp_end: at(10),
+    deadline,
+  });
   /** A sweep run as if the takeover time had passed. */
   const sweepLater = () => recoverInterrupted(deps, new Date(now() + takeoverAfterMs(deps) + 60_000));
 
@@ -109,16 +120,23 @@ describe('recovery: TIMEOUT is true, interrupted operations are finished or undo
   });
 
   it('defect 7: an end never decided is taken back by the sweep (the call runs on); one decided done is charged', async () => {
-    expect(await begin(deps, beginJob('e1', 'kid', now() + 10_000), { id: 'e1-begin', deadline: now() + 10_000 })).toEqual({ ok: true, reason: null });
+    expect(await begin(deps, beginJob('e1', 'kid', now() + 10_000), { id: 'e1-begin', deadline: now() + 10_000 })).toEqual({
+      ok: true,
+      reason: null,
+    });
     const undecided = now() + 10_000;
     expect(await end(deps, endJob('e1', 'kid', undecided), { id: 'e1-end', deadline: undecided })).toEqual({ ok: true, reason: null });
     // The job died before deciding: no outcome.
     await ctx.mongo.collections.outcomes.deleteOne({ _id: 'e1-end' });
     await ctx.queues.processing.obliterate({ force: true });
     expect((await sweepLater()).endsUndone).toBe(2);
-    for (const tag of ['kid', 'mum']) expect(await running(tag)).toEqual([expect.objectContaining({ transaction_tag: 'e1', in_progress: true, timestamp_end: null })]);
+    for (const tag of ['kid', 'mum'])
+      expect(await running(tag)).toEqual([expect.objectContaining({ transaction_tag: 'e1', in_progress: true, timestamp_end: null })]);
     // The proxy ends it again: this time decided.
-    expect(await end(deps, endJob('e1', 'kid', now() + 10_000), { id: 'e1-end2', deadline: now() + 10_000 })).toEqual({ ok: true, reason: null });
+    expect(await end(deps, endJob('e1', 'kid', now() + 10_000), { id: 'e1-end2', deadline: now() + 10_000 })).toEqual({
+      ok: true,
+      reason: null,
+    });
     expect(await ctx.queues.processing.getJobCountByTypes('waiting')).toBe(2);
   });
 
@@ -144,7 +162,12 @@ describe('recovery: TIMEOUT is true, interrupted operations are finished or undo
   // Chaos finding (clean-clone CI): a worker killed after deciding 'done' but before BullMQ marked its
   // job complete runs the job again after the lock expires; by then the client may have rolled the call
   // back (or begun it again). The re-run must answer what was decided and change nothing.
-  const rollbackJob = (tag: string, accountTag: string, deadline: number): RollbackJob => ({ op: 'rollback', transaction_tag: tag, account_tag: accountTag, deadline });
+  const rollbackJob = (tag: string, accountTag: string, deadline: number): RollbackJob => ({
+    op: 'rollback',
+    transaction_tag: tag,
+    account_tag: accountTag,
+    deadline,
+  });
   const ok = { ok: true, reason: null };
 
   it('a record re-run after it was decided done and then rolled back charges nothing again', async () => {
@@ -188,7 +211,9 @@ describe('recovery: TIMEOUT is true, interrupted operations are finished or undo
     expect(await end(deps, endJob('e2', 'kid', deadline), { id: 'e2-end', deadline })).toEqual(ok);
     expect(await end(deps, endJob('e2', 'kid', deadline), { id: 'e2-end', deadline, rerun: false })).toEqual(ok);
     for (const tag of ['kid', 'mum']) {
-      expect((await running(tag)).filter((e) => e.transaction_tag === 'e2')).toEqual([expect.objectContaining({ in_progress: true, timestamp_end: null })]);
+      expect((await running(tag)).filter((e) => e.transaction_tag === 'e2')).toEqual([
+        expect.objectContaining({ in_progress: true, timestamp_end: null }),
+      ]);
     }
     expect(await rollback(deps, rollbackJob('e2', 'kid', deadline), { id: 'e2-rollback-again', deadline })).toEqual(ok);
   });
@@ -218,7 +243,8 @@ describe('recovery: through the agent', () => {
     expect(answer).toMatchObject({ status: 200, body: { ok: false, reason: 'TIMEOUT' } });
     expect(await h.ctx.mongo.collections.outcomes.countDocuments({ state: 'abandoned', transaction_tag: 'late' })).toBe(1);
     await waitFor(async () => (await h.ctx.queues.transactions.getJobCounts('completed')).completed >= 1, 'the late job ran');
-    for (const tag of ['slow', 'slowmum']) expect((await h.ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions).toEqual([]);
+    for (const tag of ['slow', 'slowmum'])
+      expect((await h.ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions).toEqual([]);
   });
 });
 
@@ -241,6 +267,10 @@ describe('recovery: the maintenance schedule survives a Redis that lost its data
     const keys = await ctx.redis.keys(`${ctx.config.queuePrefix}:*`);
     await ctx.redis.del(...keys);
     expect(await ctx.queues.maintenance.getJobSchedulers()).toEqual([]);
-    await waitFor(async () => (await ctx.queues.maintenance.getJobSchedulers()).some((s) => s.key === SCAN_SCHEDULER_ID), 'the schedule back', 10_000);
+    await waitFor(
+      async () => (await ctx.queues.maintenance.getJobSchedulers()).some((s) => s.key === SCAN_SCHEDULER_ID),
+      'the schedule back',
+      10_000,
+    );
   });
 });

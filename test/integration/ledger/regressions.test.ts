@@ -30,16 +30,26 @@ describe('ledger: each charge and refund exactly once', () => {
       timestamp_end: at(seconds),
     });
   const begin = (tag: string, accountTag: string) =>
-    h.rest('/v1/begin_transaction', { transaction_tag: tag, account_tag: accountTag, source: '1', destination: '391234', timestamp_begin: at(0) });
+    h.rest('/v1/begin_transaction', {
+      transaction_tag: tag,
+      account_tag: accountTag,
+      source: '1',
+      destination: '391234',
+      timestamp_begin: at(0),
+    });
   const end = (tag: string, accountTag: string, seconds: number) =>
     h.rest('/v1/end_transaction', { transaction_tag: tag, account_tag: accountTag, timestamp_end: at(seconds) });
-  const rollback = (tag: string, accountTag: string) => h.rest('/v1/rollback_transaction', { transaction_tag: tag, account_tag: accountTag });
+  const rollback = (tag: string, accountTag: string) =>
+    h.rest('/v1/rollback_transaction', { transaction_tag: tag, account_tag: accountTag });
   const ok = { status: 200, body: { ok: true, reason: null } };
   const processed = (...tags: string[]) =>
-    waitFor(async () => {
-      for (const tag of tags) if ((await running(tag)).length > 0) return false;
-      return true;
-    }, `processing of ${tags.join(', ')}`);
+    waitFor(
+      async () => {
+        for (const tag of tags) if ((await running(tag)).length > 0) return false;
+        return true;
+      },
+      `processing of ${tags.join(', ')}`,
+    );
 
   beforeAll(async () => {
     h = await startAgentHarness(2);
@@ -94,7 +104,12 @@ describe('ledger: each charge and refund exactly once', () => {
       // Only the parent's processing runs (in this process, as a worker would).
       const entry = (await running('parent'))[0];
       const deps = { ctx: h.ctx, rating: null } as unknown as TransactionDeps;
-      const job = { account_tag: 'parent', transaction_tag: 't3', entry_id: (entry as { id?: string }).id, enqueued_at: new Date().toISOString() };
+      const job = {
+        account_tag: 'parent',
+        transaction_tag: 't3',
+        entry_id: (entry as { id?: string }).id,
+        enqueued_at: new Date().toISOString(),
+      };
       expect((await processEndedCall(deps, job as never)).outcome).toBe('charged');
       expect(await balance('parent')).toBe(979n);
       expect(await rollback('t3', 'child')).toMatchObject(ok);
@@ -129,7 +144,10 @@ describe('ledger: each charge and refund exactly once', () => {
     expect(await begin('w1', 'busy')).toMatchObject(ok);
     expect(await end('w1', 'busy', 10)).toMatchObject(ok);
     await processed('busy');
-    const charged = await waitFor(() => transactions().findOne({ account_tag: 'busy', transaction_tag: 'w1', state: 'charged' }), 'record charged');
+    const charged = await waitFor(
+      () => transactions().findOne({ account_tag: 'busy', transaction_tag: 'w1', state: 'charged' }),
+      'record charged',
+    );
     expect(charged).toMatchObject({ state: 'charged', fee: 11n });
     // The crash point: debited, but the record not yet marked charged.
     await transactions().updateOne({ _id: charged!._id }, { $set: { state: 'pending' } });
@@ -182,7 +200,13 @@ describe('ledger: imports', () => {
   afterAll(() => h?.close());
 
   it('defect 5: an import re-run after its batch documents (and its jobs) were removed charges nothing again', async () => {
-    const file = tempFile('calls.csv', csvOf([{ tag: 'i1', account: 'a0', seconds: 10 }, { tag: 'i2', account: 'a0', seconds: 12 }]));
+    const file = tempFile(
+      'calls.csv',
+      csvOf([
+        { tag: 'i1', account: 'a0', seconds: 10 },
+        { tag: 'i2', account: 'a0', seconds: 12 },
+      ]),
+    );
     const first = await importFile(h.ctx, [file, '--no-progress']);
     expect(first.code).toBe(0);
     const balance = async () => (await h.ctx.mongo.collections.accounts.findOne({ account_tag: 'a0' }))!.balance;

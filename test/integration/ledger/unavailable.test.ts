@@ -92,14 +92,27 @@ describe('agent while MongoDB is unreachable', () => {
    */
   it('answers only what is true for requests in flight across a MongoDB restart', async () => {
     const post = async (path: string, body: Record<string, unknown>) => {
-      const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return (await response.json()) as { ok: boolean; reason: string | null };
     };
     const t0 = Date.now() - 60_000;
-    const recordBody = (tag: string) => ({ transaction_tag: tag, account_tag: 'cust', source: '1', destination: '391234', timestamp_begin: new Date(t0).toISOString(), timestamp_end: new Date(t0 + 10_000).toISOString() });
+    const recordBody = (tag: string) => ({
+      transaction_tag: tag,
+      account_tag: 'cust',
+      source: '1',
+      destination: '391234',
+      timestamp_begin: new Date(t0).toISOString(),
+      timestamp_end: new Date(t0 + 10_000).toISOString(),
+    });
     const beginBody = (tag: string) => ({ transaction_tag: tag, account_tag: 'cust', source: '1', destination: '391234' });
     const tags = Array.from({ length: 6 }, (_, i) => `flight${i}`);
-    const answers = tags.map((tag, i) => (i % 2 === 0 ? post('/v1/record_transaction', recordBody(tag)) : post('/v1/begin_transaction', beginBody(tag))));
+    const answers = tags.map((tag, i) =>
+      i % 2 === 0 ? post('/v1/record_transaction', recordBody(tag)) : post('/v1/begin_transaction', beginBody(tag)),
+    );
     await new Promise((resolve) => setTimeout(resolve, 5));
     await stopChild(mongo!.child);
     await new Promise((resolve) => setTimeout(resolve, 800));
@@ -109,8 +122,12 @@ describe('agent while MongoDB is unreachable', () => {
     await new Promise((resolve) => setTimeout(resolve, 12_000));
     await waitFor(async () => (await ctx!.queues.transactions.getJobCounts('active', 'waiting')).active === 0, 'no job in hand', 30000);
     const records = ctx!.mongo.collections.transactions;
-    const entriesOf = async (tag: string) => ((await ctx!.mongo.collections.accounts.findOne({ account_tag: 'cust' }))!.running_transactions ?? []).filter((e) => e.transaction_tag === tag);
-    const held = async (tag: string, i: number) => (i % 2 === 0 ? records.countDocuments({ account_tag: 'cust', transaction_tag: tag }) : (await entriesOf(tag)).length);
+    const entriesOf = async (tag: string) =>
+      ((await ctx!.mongo.collections.accounts.findOne({ account_tag: 'cust' }))!.running_transactions ?? []).filter(
+        (e) => e.transaction_tag === tag,
+      );
+    const held = async (tag: string, i: number) =>
+      i % 2 === 0 ? records.countDocuments({ account_tag: 'cust', transaction_tag: tag }) : (await entriesOf(tag)).length;
     for (const [i, tag] of tags.entries()) {
       const answer = results[i];
       if (answer.reason === 'OUTCOME_UNKNOWN') {

@@ -77,7 +77,16 @@ describe('alert delivery', () => {
     // A direct repeat of the remembered condition is refused by enqueueAlert itself.
     const repeat = await enqueueAlert(
       ctx,
-      { kind: 'NEGATIVE_BALANCE', account_tag: 'bob', transaction_tag: null, message: 'x', email: null, mobile: null, details: {}, at: new Date().toISOString() },
+      {
+        kind: 'NEGATIVE_BALANCE',
+        account_tag: 'bob',
+        transaction_tag: null,
+        message: 'x',
+        email: null,
+        mobile: null,
+        details: {},
+        at: new Date().toISOString(),
+      },
       { condition: 'below', occurrence: 'repeat' },
     );
     expect(repeat).toBe(false);
@@ -95,7 +104,9 @@ describe('alert delivery', () => {
     const frank = { account_tag: 'frank', notification_email: null, notification_mobile: null, balance: 5n };
     await checkBalanceAlerts(ctx, frank, 10n);
     await checkBalanceAlerts(ctx, { ...frank, balance: -1n }, 5n);
-    const jobs = (await ctx.queues.alerts.getJobs(['completed', 'waiting', 'active', 'delayed', 'failed'])).filter((j) => j.data.account_tag === 'frank');
+    const jobs = (await ctx.queues.alerts.getJobs(['completed', 'waiting', 'active', 'delayed', 'failed'])).filter(
+      (j) => j.data.account_tag === 'frank',
+    );
     expect(jobs.map((j) => j.data.kind)).toEqual(['NEGATIVE_BALANCE']);
   });
 
@@ -108,7 +119,10 @@ describe('alert delivery', () => {
 
     await waitFor(() => smtp.messages.filter((m) => m.envelopeTo.includes('carol@example.com')).length >= 2, 'two refusal e-mails');
     const hooks = await waitFor(() => webhooksOf('CALL_REFUSED', 'carol').length >= 2 && webhooksOf('CALL_REFUSED', 'carol'), 'webhooks');
-    expect(hooks.map((h) => (h.body.details as Record<string, string>).reason).sort()).toEqual(['BALANCE_INSUFFICIENT', 'TOO_MANY_RUNNING_TRANSACTIONS']);
+    expect(hooks.map((h) => (h.body.details as Record<string, string>).reason).sort()).toEqual([
+      'BALANCE_INSUFFICIENT',
+      'TOO_MANY_RUNNING_TRANSACTIONS',
+    ]);
     // No SMS: carol has no mobile number.
     expect(sms.requests.filter((r) => String(r.body.message).includes('carol'))).toEqual([]);
   });
@@ -116,7 +130,12 @@ describe('alert delivery', () => {
   it('sends "end this call" to the webhook only, with account_tag and transaction_tag', async () => {
     await endCallAlert(ctx, { account_tag: 'dave', transaction_tag: 'call-7', available_balance: -3n });
     const hook = await waitFor(() => webhooksOf('END_CALL', 'dave')[0], 'the end-call webhook');
-    expect(hook.body).toMatchObject({ kind: 'END_CALL', account_tag: 'dave', transaction_tag: 'call-7', details: { available_balance: '-3' } });
+    expect(hook.body).toMatchObject({
+      kind: 'END_CALL',
+      account_tag: 'dave',
+      transaction_tag: 'call-7',
+      details: { available_balance: '-3' },
+    });
     const job = await ctx.queues.alerts.getJob(String(hook.body.id));
     expect(await job?.getState()).toBe('completed');
     expect(job?.returnvalue).toEqual({ delivered: ['webhook'], skipped: ['email', 'sms'] });
@@ -127,7 +146,10 @@ describe('alert delivery', () => {
     webhook.respond = (index) => (index === before ? 500 : 200);
     try {
       await checkBalanceAlerts(ctx, { ...alice, account_tag: 'erin', notification_email: 'erin@example.com', balance: 10n }, 100n);
-      const attempts = await waitFor(() => webhooksOf('LOW_BALANCE', 'erin').length >= 2 && webhooksOf('LOW_BALANCE', 'erin'), 'the retried webhook');
+      const attempts = await waitFor(
+        () => webhooksOf('LOW_BALANCE', 'erin').length >= 2 && webhooksOf('LOW_BALANCE', 'erin'),
+        'the retried webhook',
+      );
       expect(attempts[0].body.id).toBe(attempts[1].body.id); // the same delivery, retried
       const job = await ctx.queues.alerts.getJob(String(attempts[0].body.id));
       await waitFor(async () => (await job!.getState()) === 'completed', 'the job to complete');

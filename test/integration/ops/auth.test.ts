@@ -56,7 +56,10 @@ describe('authentication and scopes (RATING_TOKENS)', () => {
   });
 
   it('lets `read` run queries and refuses it mutations with FORBIDDEN and HTTP 403', async () => {
-    expect(await graphql(apiUrl, '{ version }', undefined, bearer(tokens.reader))).toMatchObject({ status: 200, body: { data: { version: expect.any(String) } } });
+    expect(await graphql(apiUrl, '{ version }', undefined, bearer(tokens.reader))).toMatchObject({
+      status: 200,
+      body: { data: { version: expect.any(String) } },
+    });
     const { status, body } = await graphql(apiUrl, 'mutation { __typename }', undefined, bearer(tokens.reader));
     expect(status).toBe(403);
     expect(body.errors?.[0]).toMatchObject({ extensions: { code: 'FORBIDDEN', requiredScopes: ['write'] } });

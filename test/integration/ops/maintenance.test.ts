@@ -1,6 +1,11 @@
 import type { RunningTransaction } from '../../../src/shared/domain/types';
 import { QueueNames } from '../../../src/shared/queues/names';
-import { AUDIT_SCHEDULER_ID, END_CALL_SCHEDULER_ID, scheduleMaintenance, SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
+import {
+  AUDIT_SCHEDULER_ID,
+  END_CALL_SCHEDULER_ID,
+  scheduleMaintenance,
+  SCAN_SCHEDULER_ID,
+} from '../../../src/workers/maintenance/schedule';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account, runningEntry } from '../../support/seed';
@@ -37,7 +42,10 @@ describe('stale and exhausted calls', () => {
         running_transactions: [entry('old-call', 7200), entry('new-call', 30)],
       }),
       // Prepaid, 100 units, a call at 60/minute running for 10 minutes: it owes 600, more than it has.
-      account('broke', { balance: 100n, running_transactions: [entry('pricey-call', 600), entry('ended-call', 20, { in_progress: false, timestamp_end: new Date() })] }),
+      account('broke', {
+        balance: 100n,
+        running_transactions: [entry('pricey-call', 600), entry('ended-call', 20, { in_progress: false, timestamp_end: new Date() })],
+      }),
       // Prepaid with plenty left: nothing to say.
       account('rich', { balance: 1_000_000n, running_transactions: [entry('fine-call', 60)] }),
     ]);
@@ -93,7 +101,12 @@ describe('exhausted calls are caught within seconds, not at the next long scan',
 
   beforeAll(async () => {
     webhook = await startHttpReceiver();
-    ctx = await createTestContext({ ALERT_WEBHOOK_URL: webhook.url, ALERT_WEBHOOK_SECRET: 'end-call-secret', LONG_CALL_SCAN_SECONDS: '3600', END_CALL_SCAN_SECONDS: '1' });
+    ctx = await createTestContext({
+      ALERT_WEBHOOK_URL: webhook.url,
+      ALERT_WEBHOOK_SECRET: 'end-call-secret',
+      LONG_CALL_SCAN_SECONDS: '3600',
+      END_CALL_SCAN_SECONDS: '1',
+    });
     await ctx.mongo.collections.accounts.insertMany([
       // Prepaid 4 units at 60/minute, the call began now: its balance runs out 4 s from now.
       account('soon', { balance: 4n, running_transactions: [entry('short-call', 0)] }),
@@ -112,7 +125,9 @@ describe('exhausted calls are caught within seconds, not at the next long scan',
   });
 
   it('raises END_CALL for a prepaid call whose balance runs out, long before the next long scan', async () => {
-    const began = (await ctx.mongo.collections.accounts.findOne({ account_tag: 'soon' }))!.running_transactions[0].timestamp_begin.getTime();
+    const began = (await ctx.mongo.collections.accounts.findOne({
+      account_tag: 'soon',
+    }))!.running_transactions[0].timestamp_begin.getTime();
     await waitFor(() => webhook.requests.some((r) => r.body.kind === 'END_CALL'), 'END_CALL for short-call', 20_000);
     const event = webhook.requests.find((r) => r.body.kind === 'END_CALL')!.body;
     expect([event.account_tag, event.transaction_tag]).toEqual(['soon', 'short-call']);
@@ -122,6 +137,10 @@ describe('exhausted calls are caught within seconds, not at the next long scan',
   });
 
   it('removes a reservation past its time', async () => {
-    await waitFor(async () => (await ctx.mongo.collections.accounts.findOne({ account_tag: 'held' }))!.running_transactions.length === 0, 'the expired reservation removed', 20_000);
+    await waitFor(
+      async () => (await ctx.mongo.collections.accounts.findOne({ account_tag: 'held' }))!.running_transactions.length === 0,
+      'the expired reservation removed',
+      20_000,
+    );
   });
 });

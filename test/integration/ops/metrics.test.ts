@@ -37,7 +37,14 @@ describe('Prometheus /metrics', () => {
   it('reports request latency, queue depths, job durations, rated calls and debited amounts', async () => {
     await fetch(`${url}/health`);
     await ctx.queues.alerts.add('LOW_BALANCE', {
-      kind: 'LOW_BALANCE', account_tag: 'a', transaction_tag: null, message: 'm', email: null, mobile: null, details: {}, at: new Date().toISOString(),
+      kind: 'LOW_BALANCE',
+      account_tag: 'a',
+      transaction_tag: null,
+      message: 'm',
+      email: null,
+      mobile: null,
+      details: {},
+      at: new Date().toISOString(),
     });
     const job = await ctx.queues.maintenance.add('scan-long-calls', { task: 'scan-long-calls' });
     await waitFor(async () => (await job.getState()) === 'completed', 'the maintenance job');
@@ -48,9 +55,13 @@ describe('Prometheus /metrics', () => {
     const text = await scrape();
     expect(text).toMatch(/rating_http_request_duration_seconds_count\{server="api",route="\/health",method="GET",status="200"\} 1/);
     expect(text).toContain('rating_queue_jobs{queue="alerts",state="waiting"} 1');
-    for (const state of ['waiting', 'active', 'failed', 'delayed']) expect(text).toContain(`rating_queue_jobs{queue="transactions",state="${state}"}`);
+    for (const state of ['waiting', 'active', 'failed', 'delayed'])
+      expect(text).toContain(`rating_queue_jobs{queue="transactions",state="${state}"}`);
     // The schedule registered by startWorkers may have run a scan too: at least one, then.
-    await waitFor(async () => /rating_job_duration_seconds_count\{queue="maintenance",outcome="completed"\} [1-9]/.test(await scrape()), 'the job duration');
+    await waitFor(
+      async () => /rating_job_duration_seconds_count\{queue="maintenance",outcome="completed"\} [1-9]/.test(await scrape()),
+      'the job duration',
+    );
     expect(text).toContain('rating_rated_calls_total 2');
     expect(text).toContain('rating_debited_amount_total 150');
     expect(text).toContain('rating_credited_amount_total 30');

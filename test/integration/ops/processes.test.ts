@@ -50,7 +50,11 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 describe('production start check', () => {
   it.each(['api', 'agent'])('the %s refuses to start in production without tokens', async (role) => {
-    const result = await run(`${role}/main.js`, [], baseEnv({ NODE_ENV: 'production', MONGO_DB: uniqueName('prod'), API_PORT: '0', AGENT_PORT: '0' }));
+    const result = await run(
+      `${role}/main.js`,
+      [],
+      baseEnv({ NODE_ENV: 'production', MONGO_DB: uniqueName('prod'), API_PORT: '0', AGENT_PORT: '0' }),
+    );
     expect(result.code).not.toBe(0);
     expect(result.stdout + result.stderr).toContain('NODE_ENV=production and no API tokens are configured');
   });
@@ -58,7 +62,11 @@ describe('production start check', () => {
   it('starts in production with a token, and requires it', async () => {
     const port = await freePort();
     const secret = 'production-secret-0123456789';
-    const api = start('api/main.js', [], baseEnv({ NODE_ENV: 'production', MONGO_DB: uniqueName('prod'), API_PORT: String(port), RATING_TOKENS: `ops:read:${secret}` }));
+    const api = start(
+      'api/main.js',
+      [],
+      baseEnv({ NODE_ENV: 'production', MONGO_DB: uniqueName('prod'), API_PORT: String(port), RATING_TOKENS: `ops:read:${secret}` }),
+    );
     try {
       await waitFor(() => api.output().includes('api ready') || api.output().includes('start failed'), 'the API to start');
       expect(api.output()).toContain('api ready');
@@ -117,7 +125,10 @@ describe('token CLI', () => {
     const revoked = await cli('revoke', 'ci-reader');
     expect(revoked.code).toBe(0);
     await waitFor(async () => (await withToken()).status === 401, 'the revoked token to be refused');
-    expect((await withToken()).body.errors?.[0]).toMatchObject({ message: 'Invalid or revoked token', extensions: { code: 'UNAUTHENTICATED' } });
+    expect((await withToken()).body.errors?.[0]).toMatchObject({
+      message: 'Invalid or revoked token',
+      extensions: { code: 'UNAUTHENTICATED' },
+    });
     expect((await cli('list')).stdout).toMatch(/ci-reader\s+read\s+\S+\s+revoked/);
     expect((await cli('revoke', 'ci-reader')).code).toBe(1); // nothing active left
   });
@@ -132,7 +143,9 @@ describe('token CLI', () => {
     delete env.MONGO_URL;
     const noMongo = await run('cli/token.js', ['list'], env);
     expect(noMongo.code).toBe(2);
-    expect(noMongo.stderr).toBe(`no service is running with DATA_DIR=${env.DATA_DIR}: start the service with \`npm start\` in another terminal from this folder (same DATA_DIR), or set MONGO_URL as the service uses them\n`);
+    expect(noMongo.stderr).toBe(
+      `no service is running with DATA_DIR=${env.DATA_DIR}: start the service with \`npm start\` in another terminal from this folder (same DATA_DIR), or set MONGO_URL as the service uses them\n`,
+    );
     rmSync(env.DATA_DIR!, { recursive: true, force: true });
   });
 });

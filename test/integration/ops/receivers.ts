@@ -73,7 +73,11 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
   return receiver;
 }
 
-export async function waitFor<T>(probe: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string, timeoutMs = 30000): Promise<T> {
+export async function waitFor<T>(
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 30000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

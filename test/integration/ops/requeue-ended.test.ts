@@ -40,9 +40,16 @@ describe('maintenance: ended calls left unprocessed', () => {
 
     pool = await startWorkers(ctx, [QueueNames.processing]);
     const accounts = ctx.mongo.collections.accounts;
-    await waitFor(async () => (await accounts.findOne({ account_tag: 'lost' }))!.running_transactions.length === 1, 'the lost call processed');
+    await waitFor(
+      async () => (await accounts.findOne({ account_tag: 'lost' }))!.running_transactions.length === 1,
+      'the lost call processed',
+    );
     // 30 s at 60 per minute, per-second increments: 30.
     expect((await accounts.findOne({ account_tag: 'lost' }))!.balance).toBe(970n);
-    expect(await ctx.mongo.collections.transactions.findOne({ account_tag: 'lost', transaction_tag: 'lost-call' })).toMatchObject({ fee: 30n, duration: 30, state: 'charged' });
+    expect(await ctx.mongo.collections.transactions.findOne({ account_tag: 'lost', transaction_tag: 'lost-call' })).toMatchObject({
+      fee: 30n,
+      duration: 30,
+      state: 'charged',
+    });
   });
 });

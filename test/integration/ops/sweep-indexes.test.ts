@@ -34,7 +34,10 @@ describe('the recovery sweep reads through partial indexes', () => {
     // Besides `_id` and the decisions' age (on `at`, for the sweep's pruning), which every outcome needs:
     const partial = (await indexes('outcomes')).filter((index) => index.name !== '_id_' && index.name !== 'decisions_by_age');
     // Rollbacks of one call (before a tag is refused as a duplicate), and those decided but not carried out (the sweep).
-    expect(partial.map((index) => Object.keys(index.key as Document).join(',')).sort()).toEqual(['account_tag,transaction_tag', 'state,at']);
+    expect(partial.map((index) => Object.keys(index.key as Document).join(',')).sort()).toEqual([
+      'account_tag,transaction_tag',
+      'state,at',
+    ]);
     for (const index of partial) expect(index.partialFilterExpression).toEqual({ op: 'rollback' });
   });
 

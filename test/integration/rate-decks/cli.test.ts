@@ -8,18 +8,22 @@ const root = path.resolve(__dirname, '../../..');
 
 /** `rating rates import ...` from the sources (tsx), on the test's database and queue prefix. */
 function rates(ctx: TestContext, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), path.join(root, 'src/cli/rating.ts'), 'rates', ...args], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      MONGO_URL: process.env.MONGO_URL,
-      REDIS_URL: process.env.REDIS_URL,
-      MONGO_DB: ctx.config.mongoDb,
-      QUEUE_PREFIX: ctx.config.queuePrefix,
+  const child = spawn(
+    process.execPath,
+    [path.join(root, 'node_modules/tsx/dist/cli.mjs'), path.join(root, 'src/cli/rating.ts'), 'rates', ...args],
+    {
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        MONGO_URL: process.env.MONGO_URL,
+        REDIS_URL: process.env.REDIS_URL,
+        MONGO_DB: ctx.config.mongoDb,
+        QUEUE_PREFIX: ctx.config.queuePrefix,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -40,14 +44,32 @@ describe('rating rates import', () => {
   beforeAll(async () => {
     ctx = await createTestContext();
     await ctx.mongo.collections.pricelists.insertOne({ _id: 'p1', pricelist_tag: 'retail', name: null, currency: 'USD' });
-    await ctx.mongo.collections.carriers.insertOne({ _id: 'c1', carrier_tag: 'acme', host: '10.0.0.1', port: 5060, protocol: 'UDP', active: true });
+    await ctx.mongo.collections.carriers.insertOne({
+      _id: 'c1',
+      carrier_tag: 'acme',
+      host: '10.0.0.1',
+      port: 5060,
+      protocol: 'UDP',
+      active: true,
+    });
   });
 
   afterAll(async () => {
     await ctx.destroy();
   });
 
-  const args = (file: string, ...more: string[]) => ['import', file, '--pricelist', 'retail', '--carrier', 'acme', '--effective', '2026-07-01T00:00:00Z', '--no-progress', ...more];
+  const args = (file: string, ...more: string[]) => [
+    'import',
+    file,
+    '--pricelist',
+    'retail',
+    '--carrier',
+    'acme',
+    '--effective',
+    '2026-07-01T00:00:00Z',
+    '--no-progress',
+    ...more,
+  ];
 
   it('imports a deck: exit 0 and the summary line; a second run is all unchanged', async () => {
     const file = deckFile('prefix,rate,description\n44,10,UK\n49,12,Germany\n');

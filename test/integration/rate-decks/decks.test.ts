@@ -23,14 +23,18 @@ describe('rate decks against the real servers', () => {
       ...options,
     });
 
-  const rates = (carrier = 'acme') => ctx.mongo.collections.rates.find({ pricelist_tag: 'retail', carrier_tag: carrier }).sort({ prefix: 1 }).toArray();
-  const byPrefix = async (prefix: string, carrier = 'acme') => ctx.mongo.collections.rates.findOne({ pricelist_tag: 'retail', carrier_tag: carrier, prefix });
+  const rates = (carrier = 'acme') =>
+    ctx.mongo.collections.rates.find({ pricelist_tag: 'retail', carrier_tag: carrier }).sort({ prefix: 1 }).toArray();
+  const byPrefix = async (prefix: string, carrier = 'acme') =>
+    ctx.mongo.collections.rates.findOne({ pricelist_tag: 'retail', carrier_tag: carrier, prefix });
 
   /** Terms a call to `destination` starting at `at` gets, through the rating index built from the stored documents. */
   async function rateAt(destination: string, at: Date) {
     const index = await rating.index();
     const best = index.bestRate({ pricelistTags: ['retail'], destination, at });
-    return best && { carrier: best.carrier.carrier_tag, prefix: best.rate.prefix, rate: best.rate.rate, connect_fee: best.rate.connect_fee };
+    return (
+      best && { carrier: best.carrier.carrier_tag, prefix: best.rate.prefix, rate: best.rate.rate, connect_fee: best.rate.connect_fee }
+    );
   }
 
   beforeAll(async () => {
@@ -43,8 +47,17 @@ describe('rate decks against the real servers', () => {
     ]);
     // A rate another carrier holds: a deck of acme never touches it.
     await ctx.mongo.collections.rates.insertOne({
-      _id: 'other-44', pricelist_tag: 'retail', carrier_tag: 'other', prefix: '44', datetime_start: null, datetime_end: null,
-      connect_fee: 0, rate: 50, rate_increment: 1, interval_start: 0, description: null,
+      _id: 'other-44',
+      pricelist_tag: 'retail',
+      carrier_tag: 'other',
+      prefix: '44',
+      datetime_start: null,
+      datetime_end: null,
+      connect_fee: 0,
+      rate: 50,
+      rate_increment: 1,
+      interval_start: 0,
+      description: null,
     });
   });
 
@@ -55,11 +68,33 @@ describe('rate decks against the real servers', () => {
 
   it('adds every prefix of a first deck, valid from the effective time on', async () => {
     const v0 = await version();
-    const report = await apply('prefix,rate,connect_fee,rate_increment,description\n44,10,1,60,UK\n4420,8,,,London\n49,12,0,1,\n33,5,0,1,France\n');
-    expect(report).toMatchObject({ added: 4, changed: 0, unchanged: 0, removed: 0, rejected: [], rejected_count: 0, lines: 4, dry_run: false, effective: T1.toISOString() });
+    const report = await apply(
+      'prefix,rate,connect_fee,rate_increment,description\n44,10,1,60,UK\n4420,8,,,London\n49,12,0,1,\n33,5,0,1,France\n',
+    );
+    expect(report).toMatchObject({
+      added: 4,
+      changed: 0,
+      unchanged: 0,
+      removed: 0,
+      rejected: [],
+      rejected_count: 0,
+      lines: 4,
+      dry_run: false,
+      effective: T1.toISOString(),
+    });
     expect(await version()).toBe(v0 + 1);
     const stored = await byPrefix('4420');
-    expect(stored).toMatchObject({ prefix: '4420', rate: 8, connect_fee: 0, rate_increment: 1, interval_start: 0, description: 'London', datetime_start: T1, datetime_end: null, previous_versions: [] });
+    expect(stored).toMatchObject({
+      prefix: '4420',
+      rate: 8,
+      connect_fee: 0,
+      rate_increment: 1,
+      interval_start: 0,
+      description: 'London',
+      datetime_start: T1,
+      datetime_end: null,
+      previous_versions: [],
+    });
     expect(await rateAt('4420123', T1)).toEqual({ carrier: 'acme', prefix: '4420', rate: 8, connect_fee: 0 });
     // Before T1 acme has no rate: the other carrier's 44 rate is all there is.
     expect(await rateAt('4420123', before(T1))).toEqual({ carrier: 'other', prefix: '44', rate: 50, connect_fee: 0 });
@@ -68,7 +103,9 @@ describe('rate decks against the real servers', () => {
   it('reports everything unchanged the second time and writes nothing', async () => {
     const v0 = await version();
     const docs = await rates();
-    const report = await apply('prefix,rate,connect_fee,rate_increment,description\n44,10,1,60,UK\n4420,8,,,London\n49,12,0,1,\n33,5,0,1,France\n');
+    const report = await apply(
+      'prefix,rate,connect_fee,rate_increment,description\n44,10,1,60,UK\n4420,8,,,London\n49,12,0,1,\n33,5,0,1,France\n',
+    );
     expect(report).toMatchObject({ added: 0, changed: 0, unchanged: 4, removed: 0, rejected_count: 0 });
     expect(await version()).toBe(v0);
     expect(await rates()).toEqual(docs);
@@ -112,7 +149,10 @@ describe('rate decks against the real servers', () => {
 
   it('a deck effective before a later one drops the later version and keeps the earlier history', async () => {
     const T0 = new Date('2026-07-15T00:00:00Z');
-    const report = await apply('prefix,rate,connect_fee,rate_increment,description\n44,9,1,60,UK\n4420,8,,,London\n49,12,0,1,\n39,7,0,1,Italy\n', { effective: T0 });
+    const report = await apply(
+      'prefix,rate,connect_fee,rate_increment,description\n44,9,1,60,UK\n4420,8,,,London\n49,12,0,1,\n39,7,0,1,Italy\n',
+      { effective: T0 },
+    );
     // 44 changes; 39 (added at T2) starts after T0: changed to start at T0; 4420 and 49 unchanged;
     // 33 (valid from T1 to T2, missing from the deck) now ends at T0.
     expect(report).toMatchObject({ added: 0, changed: 2, unchanged: 2, removed: 1 });
@@ -147,8 +187,14 @@ describe('rate decks against the real servers', () => {
 
   it('refuses an unknown pricelist or carrier, or a bad header, before writing', async () => {
     const docs = await rates();
-    await expect(apply('prefix,rate\n44,1\n', { pricelist_tag: 'nope' })).rejects.toMatchObject({ code: 'INVALID_REFERENCE', field: 'pricelist_tag' });
-    await expect(apply('prefix,rate\n44,1\n', { carrier_tag: 'nope' })).rejects.toMatchObject({ code: 'INVALID_REFERENCE', field: 'carrier_tag' });
+    await expect(apply('prefix,rate\n44,1\n', { pricelist_tag: 'nope' })).rejects.toMatchObject({
+      code: 'INVALID_REFERENCE',
+      field: 'pricelist_tag',
+    });
+    await expect(apply('prefix,rate\n44,1\n', { carrier_tag: 'nope' })).rejects.toMatchObject({
+      code: 'INVALID_REFERENCE',
+      field: 'carrier_tag',
+    });
     await expect(apply('prefix,cost\n44,1\n')).rejects.toThrow(DeckError);
     expect(await rates()).toEqual(docs);
   });
@@ -181,7 +227,10 @@ describe('rate decks against the real servers', () => {
     const spy = jest.spyOn(rates, 'bulkWrite').mockImplementation(async (ops, options) => {
       if (!interfered) {
         interfered = true;
-        await rates.updateOne({ pricelist_tag: 'retail', carrier_tag: 'acme', prefix: '4420' }, { $set: { description: 'edited by the API' } });
+        await rates.updateOne(
+          { pricelist_tag: 'retail', carrier_tag: 'acme', prefix: '4420' },
+          { $set: { description: 'edited by the API' } },
+        );
       }
       return original(ops, options);
     });

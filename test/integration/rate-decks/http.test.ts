@@ -27,7 +27,9 @@ describe('rate decks over HTTP', () => {
       c: createCarrier(carrier_tag: "acme", host: "10.0.0.1", port: 5060) { id }
       a: createAccount(account_tag: "alice", pricelist_tags: ["retail"]) { id }
     }`);
-    await ok('mutation { createPricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44", rate: 10, description: "UK") { id } }');
+    await ok(
+      'mutation { createPricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44", rate: 10, description: "UK") { id } }',
+    );
   });
 
   afterAll(async () => {
@@ -61,22 +63,39 @@ describe('rate decks over HTTP', () => {
     expect(PricelistRate).toEqual({
       rate: 12,
       datetime_start: '2026-07-01T00:00:00Z',
-      previous_versions: [{ datetime_start: null, datetime_end: '2026-07-01T00:00:00Z', connect_fee: 0, rate: 10, rate_increment: 1, interval_start: 0, description: 'UK' }],
+      previous_versions: [
+        {
+          datetime_start: null,
+          datetime_end: '2026-07-01T00:00:00Z',
+          connect_fee: 0,
+          rate: 10,
+          rate_increment: 1,
+          interval_start: 0,
+          description: 'UK',
+        },
+      ],
     });
     const found = await ok('{ allPricelistRates(filter: { q: "lond" }) { prefix previous_versions { rate } } }');
     expect(found.allPricelistRates).toEqual([{ prefix: '4420', previous_versions: [] }]);
     expect((await ok('{ allPricelistRates(filter: { q: "ACME" }) { prefix } }')).allPricelistRates).toHaveLength(2);
     expect((await ok('{ _allPricelistRatesMeta(filter: { q: "44" }) { count } }'))._allPricelistRatesMeta.count).toBe(2);
     // Now is after the effective time: the new terms.
-    expect((await ok('{ Account(account_tag: "alice") { destination_rate(destination: "4479") { rate } } }')).Account.destination_rate).toEqual({ rate: 12 });
+    expect(
+      (await ok('{ Account(account_tag: "alice") { destination_rate(destination: "4479") { rate } } }')).Account.destination_rate,
+    ).toEqual({ rate: 12 });
   });
 
   it('an API update may not move a rate before its previous version', async () => {
-    const answer = await graphql(url, 'mutation { updatePricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44", datetime_start: "2026-01-01T00:00:00") { id } }');
+    const answer = await graphql(
+      url,
+      'mutation { updatePricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44", datetime_start: "2026-01-01T00:00:00") { id } }',
+    );
     expect(answer.body.errors?.[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'datetime_start' });
     await ok('mutation { updatePricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44", rate: 13) { id } }');
     // From the end of the previous version on is fine.
-    const { updatePricelistRate } = await ok('mutation { updatePricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44", datetime_start: "2026-07-01T00:00:00") { rate datetime_start previous_versions { rate } } }');
+    const { updatePricelistRate } = await ok(
+      'mutation { updatePricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44", datetime_start: "2026-07-01T00:00:00") { rate datetime_start previous_versions { rate } } }',
+    );
     expect(updatePricelistRate).toEqual({ rate: 13, datetime_start: '2026-07-01T00:00:00Z', previous_versions: [{ rate: 10 }] });
   });
 
@@ -85,7 +104,10 @@ describe('rate decks over HTTP', () => {
     const query = 'pricelist_tag=retail&carrier_tag=acme&effective=2026-07-01T00:00:00Z';
     expect((await post(query, deck)).body).toMatchObject({ added: 0, changed: 0, unchanged: 2, removed: 0, rejected_count: 0 });
     const before = await ctx.mongo.collections.rates.find({}).sort({ prefix: 1 }).toArray();
-    const dry = await post('pricelist_tag=retail&carrier_tag=acme&effective=2026-08-01T02:00:00%2B02:00&dry_run=true', 'prefix,rate\n44,1\n');
+    const dry = await post(
+      'pricelist_tag=retail&carrier_tag=acme&effective=2026-08-01T02:00:00%2B02:00&dry_run=true',
+      'prefix,rate\n44,1\n',
+    );
     expect(dry.body).toMatchObject({ changed: 1, removed: 1, dry_run: true, effective: '2026-08-01T00:00:00.000Z' });
     expect(await ctx.mongo.collections.rates.find({}).sort({ prefix: 1 }).toArray()).toEqual(before);
   });
@@ -108,7 +130,9 @@ describe('rate decks over HTTP', () => {
   });
 
   it('deletePricelistRate removes the rate with all its versions', async () => {
-    const { deletePricelistRate } = await ok('mutation { deletePricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44") { prefix previous_versions { rate } } }');
+    const { deletePricelistRate } = await ok(
+      'mutation { deletePricelistRate(pricelist_tag: "retail", carrier_tag: "acme", prefix: "44") { prefix previous_versions { rate } } }',
+    );
     expect(deletePricelistRate).toEqual({ prefix: '44', previous_versions: [{ rate: 10 }] });
     expect(await ctx.mongo.collections.rates.countDocuments({ prefix: '44' })).toBe(0);
   });
@@ -132,7 +156,14 @@ describe('rate decks over HTTP with tokens', () => {
     app = await buildApi(ctx);
     url = await app.listen({ host: '127.0.0.1', port: 0 });
     await ctx.mongo.collections.pricelists.insertOne({ _id: 'p1', pricelist_tag: 'retail', name: null, currency: 'USD' });
-    await ctx.mongo.collections.carriers.insertOne({ _id: 'c1', carrier_tag: 'acme', host: '10.0.0.1', port: 5060, protocol: 'UDP', active: true });
+    await ctx.mongo.collections.carriers.insertOne({
+      _id: 'c1',
+      carrier_tag: 'acme',
+      host: '10.0.0.1',
+      port: 5060,
+      protocol: 'UDP',
+      active: true,
+    });
   });
 
   afterAll(async () => {

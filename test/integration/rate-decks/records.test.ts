@@ -22,7 +22,14 @@ describe('rate decks and recorded calls', () => {
     });
 
   const record = (tag: string, begin: string, end: string) =>
-    h.rest('/v1/record_transaction', { transaction_tag: tag, account_tag: 'alice', source: '100', destination: '447911123456', timestamp_begin: begin, timestamp_end: end });
+    h.rest('/v1/record_transaction', {
+      transaction_tag: tag,
+      account_tag: 'alice',
+      source: '100',
+      destination: '447911123456',
+      timestamp_begin: begin,
+      timestamp_end: end,
+    });
 
   beforeAll(async () => {
     h = await startAgentHarness(1);
@@ -42,8 +49,14 @@ describe('rate decks and recorded calls', () => {
     expect((await record('new', '2026-11-01T00:00:00Z', '2026-11-01T00:00:30Z')).body).toMatchObject({ ok: true });
     const records = h.ctx.mongo.collections.transactions;
     // 90 s and 30 s, 60-second steps: 2 and 1 minutes.
-    expect(await records.findOne({ transaction_tag: 'old' })).toMatchObject({ fee: 1n + 20n, destination_rate: { rate: 10, connect_fee: 1, prefix: '44' } });
-    expect(await records.findOne({ transaction_tag: 'new' })).toMatchObject({ fee: 2n + 30n, destination_rate: { rate: 30, connect_fee: 2, prefix: '44' } });
+    expect(await records.findOne({ transaction_tag: 'old' })).toMatchObject({
+      fee: 1n + 20n,
+      destination_rate: { rate: 10, connect_fee: 1, prefix: '44' },
+    });
+    expect(await records.findOne({ transaction_tag: 'new' })).toMatchObject({
+      fee: 2n + 30n,
+      destination_rate: { rate: 30, connect_fee: 2, prefix: '44' },
+    });
     // Before the first deck's effective time the destination had no rate.
     expect((await record('before', '2026-09-30T10:00:00Z', '2026-09-30T10:01:00Z')).body).toMatchObject({ ok: false });
   });

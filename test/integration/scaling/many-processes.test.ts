@@ -88,8 +88,18 @@ function plan(i: number, base: number): Scenario {
   const call = { transaction_tag: tag, account_tag: caller, source: `100${i}`, destination: `39${3200000 + i}` };
   const ok = { ok: true, reason: null, transaction_tag: tag, account_tag: caller };
   const refused = (reason: string, transactionTag = tag) => ({ ok: false, reason, transaction_tag: transactionTag, account_tag: caller });
-  const beginStep = (agent: number, answer: Record<string, unknown> = ok): Step => ({ agent, route: 'begin_transaction', body: { ...call, timestamp_begin: begin.toISOString() }, answer });
-  const endStep = (agent: number): Step => ({ agent, route: 'end_transaction', body: { transaction_tag: tag, account_tag: caller, timestamp_end: end.toISOString() }, answer: ok });
+  const beginStep = (agent: number, answer: Record<string, unknown> = ok): Step => ({
+    agent,
+    route: 'begin_transaction',
+    body: { ...call, timestamp_begin: begin.toISOString() },
+    answer,
+  });
+  const endStep = (agent: number): Step => ({
+    agent,
+    route: 'end_transaction',
+    body: { transaction_tag: tag, account_tag: caller, timestamp_end: end.toISOString() },
+    answer: ok,
+  });
   const recordStep = (agent: number, answer: Record<string, unknown> = ok): Step => ({
     agent,
     route: 'record_transaction',
@@ -103,7 +113,10 @@ function plan(i: number, base: number): Scenario {
     answer,
   });
   const parent = PARENT[caller];
-  const charged: Array<[string, bigint]> = [[`${caller}/${tag}`, callerFee(seconds)], ...(parent ? [[`${parent}/${tag}`, parentFee(seconds)] as [string, bigint]] : [])];
+  const charged: Array<[string, bigint]> = [
+    [`${caller}/${tag}`, callerFee(seconds)],
+    ...(parent ? [[`${parent}/${tag}`, parentFee(seconds)] as [string, bigint]] : []),
+  ];
 
   if (kind < 12) return { steps: [beginStep(a), endStep(b)], charges: charged };
   switch (kind) {
@@ -149,7 +162,12 @@ function plan(i: number, base: number): Scenario {
       const ghost = `ghost-${i}`;
       return {
         steps: [
-          { agent: a, route: 'end_transaction', body: { transaction_tag: ghost, account_tag: caller, timestamp_end: end.toISOString() }, answer: refused('NOT_FOUND', ghost) },
+          {
+            agent: a,
+            route: 'end_transaction',
+            body: { transaction_tag: ghost, account_tag: caller, timestamp_end: end.toISOString() },
+            answer: refused('NOT_FOUND', ghost),
+          },
           rollbackStep(b, ghost, refused('NOT_FOUND', ghost)),
         ],
         charges: [],
@@ -172,9 +190,16 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
     await seed(ctx, {
       carriers: [carrier('c1')],
       pricelists: [pricelist('pl'), pricelist('ppl')],
-      rates: [rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 }), rate('ppl', 'c1', '39', { rate: 120, rate_increment: 1, connect_fee: 0 })],
+      rates: [
+        rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 1 }),
+        rate('ppl', 'c1', '39', { rate: 120, rate_increment: 1, connect_fee: 0 }),
+      ],
       accounts: Object.entries(OPENING).map(([tag, balance]) =>
-        account(tag, { balance, pricelist_tags: tag.startsWith('p') && !tag.startsWith('probe') ? ['ppl'] : ['pl'], linked_accounts: PARENT[tag] ? [PARENT[tag]!] : [] }),
+        account(tag, {
+          balance,
+          pricelist_tags: tag.startsWith('p') && !tag.startsWith('probe') ? ['ppl'] : ['pl'],
+          linked_accounts: PARENT[tag] ? [PARENT[tag]!] : [],
+        }),
       ),
     });
     const started = await Promise.allSettled([
@@ -199,7 +224,10 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
     const replies: Array<{ inbox: string; job: string }> = [];
     const monitor = ctx.newRedis();
     monitor.on('pmessage', (_pattern: string, channel: string, message: string) => {
-      replies.push({ inbox: channel.slice(channel.lastIndexOf(':replies:') + ':replies:'.length), job: (JSON.parse(message) as { job: string }).job });
+      replies.push({
+        inbox: channel.slice(channel.lastIndexOf(':replies:') + ':replies:'.length),
+        job: (JSON.parse(message) as { job: string }).job,
+      });
     });
     await monitor.psubscribe(`*${prefix}*:replies:*`);
 
@@ -207,7 +235,15 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
     const base = Math.floor(Date.now() / 1000) * 1000 - 600_000;
     const scenarios = Array.from({ length: SCENARIOS }, (_, i) => plan(i, base));
 
-    const mismatches: Array<{ scenario: number; step: number; agent: number; route: Route; status: number; expected: unknown; answer: unknown }> = [];
+    const mismatches: Array<{
+      scenario: number;
+      step: number;
+      agent: number;
+      route: Route;
+      status: number;
+      expected: unknown;
+      answer: unknown;
+    }> = [];
     const sent: Array<{ agent: number; key: string; ms: number }> = [];
     let next = 0;
     let finished = 0;
@@ -220,7 +256,15 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
           const result = await agents[step.agent].rest(`/v1/${step.route}`, step.body);
           sent.push({ agent: step.agent, key: `${OP[step.route]}|${step.body.account_tag}|${step.body.transaction_tag}`, ms: result.ms });
           if (result.status !== 200 || JSON.stringify(sorted(result.body)) !== JSON.stringify(sorted(step.answer))) {
-            mismatches.push({ scenario: i, step: s, agent: step.agent, route: step.route, status: result.status, expected: step.answer, answer: result.body });
+            mismatches.push({
+              scenario: i,
+              step: s,
+              agent: step.agent,
+              route: step.route,
+              status: result.status,
+              expected: step.answer,
+              answer: result.body,
+            });
           }
         }
         finished += 1;
@@ -246,7 +290,9 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
         .find({ 'running_transactions.0': { $exists: true } }, { projection: { account_tag: 1, running_transactions: 1 } })
         .toArray();
       const [queuedTransactions, queuedProcessing] = await Promise.all(
-        [ctx.queues.transactions, ctx.queues.processing].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children')),
+        [ctx.queues.transactions, ctx.queues.processing].map((q) =>
+          q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children'),
+        ),
       );
       const audit = await auditLedger(ctx.mongo.collections);
       const count =
@@ -264,7 +310,15 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
       for (const acc of await accounts.find({ 'ledger_pending.0': { $exists: true } }).toArray()) {
         for (const m of acc.ledger_pending ?? []) {
           const record = m.ref ? await transactions.findOne({ _id: m.ref }, { projection: { state: 1, charged_by: 1 } }) : null;
-          found.push({ account_tag: acc.account_tag, op: m.op, amount: String(m.amount), age_ms: Date.now() - m.at.getTime(), entry_written: (await ledger.countDocuments({ _id: m.op })) === 1, record_state: record?.state ?? null, charged_by: record?.charged_by ?? null });
+          found.push({
+            account_tag: acc.account_tag,
+            op: m.op,
+            amount: String(m.amount),
+            age_ms: Date.now() - m.at.getTime(),
+            entry_written: (await ledger.countDocuments({ _id: m.op })) === 1,
+            record_state: record?.state ?? null,
+            charged_by: record?.charged_by ?? null,
+          });
         }
       }
       return found;
@@ -274,9 +328,20 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
     for (let state = await left(); state.count > 0; state = await left()) {
       const drained = state.running.length === 0 && state.count === state.audit.pending_markers + state.audit.records_in_flight;
       if (drained && !leftForSweep) {
-        leftForSweep = { at_ms: Date.now() - t0, markers: await markers(), audit_differences: state.audit.differences.map((d) => ({ ...d, balance_difference: String(d.balance_difference), records_difference: String(d.records_difference) })) };
+        leftForSweep = {
+          at_ms: Date.now() - t0,
+          markers: await markers(),
+          audit_differences: state.audit.differences.map((d) => ({
+            ...d,
+            balance_difference: String(d.balance_difference),
+            records_difference: String(d.records_difference),
+          })),
+        };
       }
-      if (Date.now() > settleUntil) throw new Error(`the workers did not finish within 45 s: ${JSON.stringify(state, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v), 1)}`);
+      if (Date.now() > settleUntil)
+        throw new Error(
+          `the workers did not finish within 45 s: ${JSON.stringify(state, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v), 1)}`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const settled = Date.now() - t0;
@@ -305,7 +370,12 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
 
     const audit = await auditLedger(ctx.mongo.collections);
     expect(audit.differences).toEqual([]);
-    expect(audit).toMatchObject({ pending_markers: 0, records_in_flight: 0, records: expectedRecords.size, accounts: Object.keys(OPENING).length });
+    expect(audit).toMatchObject({
+      pending_markers: 0,
+      records_in_flight: 0,
+      records: expectedRecords.size,
+      accounts: Object.keys(OPENING).length,
+    });
 
     // Each answer came through the asking agent's inbox: every job is addressed to the agent that
     // enqueued it (one inbox per agent, two different ones), its reply was published to that address,
@@ -320,9 +390,20 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
       const key = `${data.op}|${data.account_tag}|${data.transaction_tag}`;
       addressed.set(key, [...(addressed.get(key) ?? []), job.data.reply_to ?? 'none'].sort());
     }
-    const inboxes = [0, 1].map((agent) => new Set(sent.filter((r) => r.agent === agent).map((r) => addressed.get(r.key)).flat()));
+    const inboxes = [0, 1].map(
+      (agent) =>
+        new Set(
+          sent
+            .filter((r) => r.agent === agent)
+            .map((r) => addressed.get(r.key))
+            .flat(),
+        ),
+    );
     // Keys sent twice (a duplicate record) went through both agents: judge the agents by the keys sent once.
-    const once = (agent: number) => new Set(sent.filter((r) => r.agent === agent && sent.filter((o) => o.key === r.key).length === 1).map((r) => addressed.get(r.key)![0]));
+    const once = (agent: number) =>
+      new Set(
+        sent.filter((r) => r.agent === agent && sent.filter((o) => o.key === r.key).length === 1).map((r) => addressed.get(r.key)![0]),
+      );
     const [inboxA, inboxB] = [once(0), once(1)];
     expect(inboxA.size).toBe(1);
     expect(inboxB.size).toBe(1);
@@ -330,7 +411,10 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
     expect(a).not.toBe(b);
     expect(new Set([...inboxes[0], ...inboxes[1]])).toEqual(new Set([a, b]));
     for (const key of new Set(sent.map((r) => r.key))) {
-      const expected = sent.filter((r) => r.key === key).map((r) => [a, b][r.agent]).sort();
+      const expected = sent
+        .filter((r) => r.key === key)
+        .map((r) => [a, b][r.agent])
+        .sort();
       expect({ key, inboxes: addressed.get(key) }).toEqual({ key, inboxes: expected });
     }
     const unanswered = jobs.filter((j) => !replies.some((r) => r.job === j.id));

@@ -80,7 +80,12 @@ function problemOf(seen: Seen): string | null {
  * shard (docs/SCALING.md).
  */
 function exempt(seen: Seen): boolean {
-  return seen.flow === 'import-retry' && seen.command === 'find' && seen.collection === 'transactions' && Object.keys(seen.filter ?? {}).join() === 'charge_op';
+  return (
+    seen.flow === 'import-retry' &&
+    seen.command === 'find' &&
+    seen.collection === 'transactions' &&
+    Object.keys(seen.filter ?? {}).join() === 'charge_op'
+  );
 }
 
 /** The filters one command carries (several for a bulk update or delete). */
@@ -135,7 +140,8 @@ describe('shard keys: the hot path and the money path name their account', () =>
     watched = await connectMongo(ctx.mongo.url, ctx.config.mongoDb, { monitorCommands: true });
     watched.client.on('commandStarted', (e: CommandStartedEvent) => {
       if (flow === 'setup') return;
-      if (['insert', 'update', 'delete', 'findAndModify'].includes(e.commandName)) writeConcerns.add(JSON.stringify(e.command.writeConcern ?? null));
+      if (['insert', 'update', 'delete', 'findAndModify'].includes(e.commandName))
+        writeConcerns.add(JSON.stringify(e.command.writeConcern ?? null));
       for (const f of filtersOf(e)) if (f.collection in UNIQUE_KEYS) seen.push({ flow, ...f });
     });
     rating = await RatingDataCache.start(ctx);
@@ -166,46 +172,96 @@ describe('shard keys: the hot path and the money path name their account', () =>
   it('sends every accounts, transactions and ledger command to one account, by a unique key', async () => {
     // 1. The lifecycle: authorization (reservation), begin (takes it over), end, processing per party.
     flow = 'lifecycle';
-    const auth = await authorize(deps, { op: 'authorization', transaction_tag: 'call-1', account_tag: 'caller', destination_account_tag: 'receiver', source: '100', destination: '393299', deadline: deadline() });
+    const auth = await authorize(deps, {
+      op: 'authorization',
+      transaction_tag: 'call-1',
+      account_tag: 'caller',
+      destination_account_tag: 'receiver',
+      source: '100',
+      destination: '393299',
+      deadline: deadline(),
+    });
     expect(auth).toMatchObject({ authorized: true });
-    expect(await begin(deps, { op: 'begin', ...start('call-1', 'caller', 'receiver'), deadline: deadline() }, ref('begin-1'))).toMatchObject({ ok: true });
-    expect(await end(deps, { op: 'end', transaction_tag: 'call-1', account_tag: 'caller', timestamp_end: new Date().toISOString(), deadline: deadline() }, ref('end-1'))).toMatchObject({ ok: true });
+    expect(
+      await begin(deps, { op: 'begin', ...start('call-1', 'caller', 'receiver'), deadline: deadline() }, ref('begin-1')),
+    ).toMatchObject({ ok: true });
+    expect(
+      await end(
+        deps,
+        { op: 'end', transaction_tag: 'call-1', account_tag: 'caller', timestamp_end: new Date().toISOString(), deadline: deadline() },
+        ref('end-1'),
+      ),
+    ).toMatchObject({ ok: true });
     for (const tag of ['caller', 'parent', 'receiver']) {
       const entry = (await ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions[0];
-      const processed = await processEndedCall(deps, { account_tag: tag, transaction_tag: 'call-1', entry_id: entry.id, enqueued_at: new Date().toISOString() });
+      const processed = await processEndedCall(deps, {
+        account_tag: tag,
+        transaction_tag: 'call-1',
+        entry_id: entry.id,
+        enqueued_at: new Date().toISOString(),
+      });
       expect(processed.outcome).toBe('charged');
     }
 
     // 2. recordTransaction.
     flow = 'record';
-    expect(await record(deps, { op: 'record', ...start('rec-1'), timestamp_end: new Date().toISOString(), deadline: deadline() }, ref('record-1'))).toMatchObject({ ok: true });
+    expect(
+      await record(
+        deps,
+        { op: 'record', ...start('rec-1'), timestamp_end: new Date().toISOString(), deadline: deadline() },
+        ref('record-1'),
+      ),
+    ).toMatchObject({ ok: true });
 
     // 3. Rollback of a running call (entries removed) and of a recorded one (records refunded, deleted).
     flow = 'rollback';
     expect(await begin(deps, { op: 'begin', ...start('call-2'), deadline: deadline() }, ref('begin-2'))).toMatchObject({ ok: true });
-    expect(await rollback(deps, { op: 'rollback', transaction_tag: 'call-2', account_tag: 'caller', deadline: deadline() }, ref('rollback-2'))).toMatchObject({ ok: true });
-    expect(await rollback(deps, { op: 'rollback', transaction_tag: 'rec-1', account_tag: 'caller', deadline: deadline() }, ref('rollback-rec-1'))).toMatchObject({ ok: true });
+    expect(
+      await rollback(deps, { op: 'rollback', transaction_tag: 'call-2', account_tag: 'caller', deadline: deadline() }, ref('rollback-2')),
+    ).toMatchObject({ ok: true });
+    expect(
+      await rollback(
+        deps,
+        { op: 'rollback', transaction_tag: 'rec-1', account_tag: 'caller', deadline: deadline() },
+        ref('rollback-rec-1'),
+      ),
+    ).toMatchObject({ ok: true });
     expect(await ctx.mongo.collections.transactions.countDocuments({ transaction_tag: 'rec-1' })).toBe(0);
 
     // 4. Import batches: a file import's and an agent's (recordTransactions), first execution.
     flow = 'import';
     const lines = (prefix: string) =>
-      ['caller', 'other', 'caller'].map((tag, i) => ({ line: i + 1, ...start(`${prefix}-${i}`, tag), timestamp_end: new Date().toISOString() }));
+      ['caller', 'other', 'caller'].map((tag, i) => ({
+        line: i + 1,
+        ...start(`${prefix}-${i}`, tag),
+        timestamp_end: new Date().toISOString(),
+      }));
     const file = await processImportBatch(deps, { import_id: 'imp-1', batch: 0, lines: lines('imp'), deadline: null }, Date.now());
     expect(file).toMatchObject({ rated: 3, refused: [] });
-    const agent = await processImportBatch(deps, { import_id: 'agent-1', batch: 0, lines: lines('agent'), deadline: deadline() }, Date.now());
+    const agent = await processImportBatch(
+      deps,
+      { import_id: 'agent-1', batch: 0, lines: lines('agent'), deadline: deadline() },
+      Date.now(),
+    );
     expect(agent).toMatchObject({ rated: 3, refused: [] });
 
     // 5. A batch that crashed after its debits (no result stored) is run again, after another batch
     //    debited the same accounts: its checks of records and ledger entries by id, and of the
     //    previous batch's entries before overwriting their markers.
     flow = 'setup';
-    const balances = async () => (await ctx.mongo.collections.accounts.find({}, { projection: { _id: 0, account_tag: 1, balance: 1 } }).toArray()).map((a) => `${a.account_tag}=${a.balance}`).sort();
-    await ctx.mongo.db.collection('import_batches').updateOne({ _id: file.batch_id } as never, { $unset: { result: '', job_timestamp: '', finished_at: '', debits_settled: '' } });
+    const balances = async () =>
+      (await ctx.mongo.collections.accounts.find({}, { projection: { _id: 0, account_tag: 1, balance: 1 } }).toArray())
+        .map((a) => `${a.account_tag}=${a.balance}`)
+        .sort();
+    await ctx.mongo.db
+      .collection('import_batches')
+      .updateOne({ _id: file.batch_id } as never, { $unset: { result: '', job_timestamp: '', finished_at: '', debits_settled: '' } });
     // The markers imp-2 overwrites (agent-1's) then look as if their entries might be missing: looked up first.
     await ctx.mongo.db.collection('import_batches').updateOne({ _id: agent.batch_id } as never, { $unset: { debits_settled: '' } });
     flow = 'import-retry';
-    expect(await processImportBatch(deps, { import_id: 'imp-2', batch: 0, lines: lines('imp2'), deadline: null }, Date.now())).toMatchObject({ rated: 3 });
+    expect(
+      await processImportBatch(deps, { import_id: 'imp-2', batch: 0, lines: lines('imp2'), deadline: null }, Date.now()),
+    ).toMatchObject({ rated: 3 });
     flow = 'setup';
     const before = await balances();
     flow = 'import-retry';
@@ -222,9 +278,14 @@ describe('shard keys: the hot path and the money path name their account', () =>
     });
     if (violations.length > 0) {
       const text = violations
-        .map((v) => `  [${v.flow}] ${v.command} ${v.collection} ${v.filter ? JSON.stringify(v.filter, (_k, val: unknown) => (typeof val === 'bigint' ? `${val}n` : val)) : ''}\n      -> ${v.problem}`)
+        .map(
+          (v) =>
+            `  [${v.flow}] ${v.command} ${v.collection} ${v.filter ? JSON.stringify(v.filter, (_k, val: unknown) => (typeof val === 'bigint' ? `${val}n` : val)) : ''}\n      -> ${v.problem}`,
+        )
         .join('\n');
-      throw new Error(`${violations.length} of ${seen.length} commands on sharded collections would not be routed to one account's shard by a unique key:\n${text}`);
+      throw new Error(
+        `${violations.length} of ${seen.length} commands on sharded collections would not be routed to one account's shard by a unique key:\n${text}`,
+      );
     }
     expect(seen.length).toBeGreaterThan(20);
   });

@@ -17,10 +17,21 @@ describe('the operations read their fields from their tables', () => {
   });
 
   it('every field an operation reads is in its table, and nothing else', () => {
-    const call = { transaction_tag: 't', account_tag: 'a', source: '1', destination: '39', timestamp_begin: '1763912345', timestamp_end: '1763912350' };
+    const call = {
+      transaction_tag: 't',
+      account_tag: 'a',
+      source: '1',
+      destination: '39',
+      timestamp_begin: '1763912345',
+      timestamp_end: '1763912350',
+    };
     for (const [op, table] of Object.entries(operationFields)) {
       const job = validate[op as keyof typeof validate](call, now, 0) as unknown as Record<string, unknown>;
-      expect(Object.keys(job).filter((k) => k !== 'op' && k !== 'deadline').sort()).toEqual(Object.keys(table).sort());
+      expect(
+        Object.keys(job)
+          .filter((k) => k !== 'op' && k !== 'deadline')
+          .sort(),
+      ).toEqual(Object.keys(table).sort());
     }
   });
 
@@ -29,8 +40,13 @@ describe('the operations read their fields from their tables', () => {
     const uris = ['sip:alice@pbx.example.net', '<sip:1001@pbx>', 'tel:+3906123'];
     for (const uri of uris) {
       const user = uriUserPart(uri);
-      expect({ uri, resolved: validate.end({ transaction_tag: 't', account_tag: uri }, now, 0).account_tag }).toEqual({ uri, resolved: user || uri });
-      expect(validate.authorization({ account_tag: 'a', destination_account_tag: uri, destination: '39' }, now, 0).destination_account_tag).toBe(user || uri);
+      expect({ uri, resolved: validate.end({ transaction_tag: 't', account_tag: uri }, now, 0).account_tag }).toEqual({
+        uri,
+        resolved: user || uri,
+      });
+      expect(
+        validate.authorization({ account_tag: 'a', destination_account_tag: uri, destination: '39' }, now, 0).destination_account_tag,
+      ).toBe(user || uri);
     }
   });
 });

@@ -30,13 +30,18 @@ describe('agent timestamps: datetimes and epoch seconds', () => {
   it('is exact where float arithmetic is not (a 5.000 s call is 5000 ms, not 4999.99 or 5000.01)', () => {
     expect(ms('1763912345.123')).toBe(1763912345123);
     fc.assert(
-      fc.property(fc.integer({ min: EPOCH_MIN_SECONDS, max: EPOCH_MAX_SECONDS - 10 }), fc.integer({ min: 0, max: 999_999 }), fc.integer({ min: 0, max: 9 }), (seconds, micros, length) => {
-        const fraction = String(micros).padStart(6, '0');
-        const begin = ms(`${seconds}.${fraction}`);
-        const end = ms(`${seconds + length}.${fraction}`);
-        expect(end - begin).toBe(length * 1000);
-        expect(begin).toBe(seconds * 1000 + Math.round(micros / 1000));
-      }),
+      fc.property(
+        fc.integer({ min: EPOCH_MIN_SECONDS, max: EPOCH_MAX_SECONDS - 10 }),
+        fc.integer({ min: 0, max: 999_999 }),
+        fc.integer({ min: 0, max: 9 }),
+        (seconds, micros, length) => {
+          const fraction = String(micros).padStart(6, '0');
+          const begin = ms(`${seconds}.${fraction}`);
+          const end = ms(`${seconds + length}.${fraction}`);
+          expect(end - begin).toBe(length * 1000);
+          expect(begin).toBe(seconds * 1000 + Math.round(micros / 1000));
+        },
+      ),
     );
   });
 
@@ -54,13 +59,41 @@ describe('agent timestamps: datetimes and epoch seconds', () => {
     expect(ms(String(EPOCH_MIN_SECONDS))).toBe(Date.UTC(2000, 0, 1));
     expect(ms(`${EPOCH_MAX_SECONDS}.999`)).toBe(Date.UTC(2101, 0, 1) - 1);
     expectRefused(timestamp, `${EPOCH_MAX_SECONDS}.999999`); // rounds up into 2101
-    for (const value of [String(EPOCH_MIN_SECONDS - 1), String(EPOCH_MAX_SECONDS + 1), '1763912345123', 1763912345123, 0, -1, '0', 946684799.9]) {
+    for (const value of [
+      String(EPOCH_MIN_SECONDS - 1),
+      String(EPOCH_MAX_SECONDS + 1),
+      '1763912345123',
+      1763912345123,
+      0,
+      -1,
+      '0',
+      946684799.9,
+    ]) {
       expectRefused(timestamp, value, /between 946684800 \(2000-01-01\) and 4133980799 \(2100-12-31\)/);
     }
   });
 
   it('refuses other forms, naming the field', () => {
-    for (const value of ['1763912345.1234567', '1763912345.', '.5', '+1763912345', '-1763912345', '1763912345,5', ' 1763912345', '1763912345 ', '1e9', '0x6923', '', 'now', NaN, Infinity, true, {}, [], '9'.repeat(65)]) {
+    for (const value of [
+      '1763912345.1234567',
+      '1763912345.',
+      '.5',
+      '+1763912345',
+      '-1763912345',
+      '1763912345,5',
+      ' 1763912345',
+      '1763912345 ',
+      '1e9',
+      '0x6923',
+      '',
+      'now',
+      NaN,
+      Infinity,
+      true,
+      {},
+      [],
+      '9'.repeat(65),
+    ]) {
       expectRefused(timestamp, value);
     }
   });
@@ -71,22 +104,33 @@ describe('agent operations take epoch timestamps', () => {
   const call = { transaction_tag: 't', account_tag: 'a', source: '1', destination: '39' };
 
   it('record, begin and end convert them to the ISO the jobs carry', () => {
-    const job = validate.record({ ...call, timestamp_auth: 1763912340, timestamp_begin: '1763912345.000000', timestamp_end: '1763912350.000000' }, now, 0);
-    expect(job).toMatchObject({ timestamp_auth: '2025-11-23T15:39:00.000Z', timestamp_begin: '2025-11-23T15:39:05.000Z', timestamp_end: '2025-11-23T15:39:10.000Z' });
+    const job = validate.record(
+      { ...call, timestamp_auth: 1763912340, timestamp_begin: '1763912345.000000', timestamp_end: '1763912350.000000' },
+      now,
+      0,
+    );
+    expect(job).toMatchObject({
+      timestamp_auth: '2025-11-23T15:39:00.000Z',
+      timestamp_begin: '2025-11-23T15:39:05.000Z',
+      timestamp_end: '2025-11-23T15:39:10.000Z',
+    });
     expect(validate.begin({ ...call, timestamp_begin: 1763912345.5 }, now, 0).timestamp_begin).toBe('2025-11-23T15:39:05.500Z');
     expect(validate.end({ ...call, timestamp_end: '1763912345.123456' }, now, 0).timestamp_end).toBe('2025-11-23T15:39:05.123Z');
   });
 
   it('an absent or empty optional timestamp is the default: now for begin and end, null for auth', () => {
-    expect(validate.begin({ ...call, timestamp_auth: '', timestamp_begin: '' }, now, 0)).toMatchObject({ timestamp_auth: null, timestamp_begin: now.toISOString() });
+    expect(validate.begin({ ...call, timestamp_auth: '', timestamp_begin: '' }, now, 0)).toMatchObject({
+      timestamp_auth: null,
+      timestamp_begin: now.toISOString(),
+    });
     expect(validate.end({ ...call, timestamp_end: null }, now, 0).timestamp_end).toBe(now.toISOString());
   });
 
   it('a bad one is BAD_USER_INPUT naming it', () => {
     for (const field of ['timestamp_auth', 'timestamp_begin', 'timestamp_end']) {
-      expect(() => validate.record({ ...call, timestamp_begin: '1763912345', timestamp_end: '1763912350', [field]: '99999999999' }, now, 0)).toThrow(
-        expect.objectContaining({ code: 'BAD_USER_INPUT', details: { field } }),
-      );
+      expect(() =>
+        validate.record({ ...call, timestamp_begin: '1763912345', timestamp_end: '1763912350', [field]: '99999999999' }, now, 0),
+      ).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT', details: { field } }));
     }
   });
 });

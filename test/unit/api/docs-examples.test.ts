@@ -27,7 +27,8 @@ describe('docs/API.md examples', () => {
       }
     }
     const operations = [...Object.keys(schema.getQueryType()!.getFields()), ...Object.keys(schema.getMutationType()!.getFields())];
-    const documented = (name: string) => used.has(name) || (name.endsWith('Meta') && used.has(name.slice(0, -4))) || used.has(`${name}Meta`);
+    const documented = (name: string) =>
+      used.has(name) || (name.endsWith('Meta') && used.has(name.slice(0, -4))) || used.has(`${name}Meta`);
     expect(operations.filter((name) => !documented(name))).toEqual([]);
   });
 });

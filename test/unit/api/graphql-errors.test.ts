@@ -36,12 +36,17 @@ describe('formatGraphqlErrors', () => {
     });
     const { statusCode, response } = formatGraphqlErrors({ data: { createCarrier: null }, errors: [error] }, context);
     expect(statusCode).toBe(200);
-    expect(response.errors).toEqual([{ message: 'port: must be from 1 to 65535', path: ['createCarrier'], extensions: { code: 'BAD_USER_INPUT', field: 'port' } }]);
+    expect(response.errors).toEqual([
+      { message: 'port: must be from 1 to 65535', path: ['createCarrier'], extensions: { code: 'BAD_USER_INPUT', field: 'port' } },
+    ]);
   });
 
   it('hides and logs unexpected errors', () => {
     const { context, log } = contextWithLog();
-    const error = new GraphQLError('connection reset by 10.1.2.3', { path: ['allAccounts'], originalError: new Error('connection reset by 10.1.2.3') });
+    const error = new GraphQLError('connection reset by 10.1.2.3', {
+      path: ['allAccounts'],
+      originalError: new Error('connection reset by 10.1.2.3'),
+    });
     const { statusCode, response } = formatGraphqlErrors({ data: { allAccounts: null }, errors: [error] }, context);
     expect(statusCode).toBe(200);
     expect(response.errors[0]).toEqual({ message: 'Internal server error', path: ['allAccounts'], extensions: { code: 'INTERNAL_ERROR' } });
@@ -55,10 +60,15 @@ describe('formatGraphqlErrors', () => {
       statusCode: 400,
       errors: [new GraphQLError('Syntax Error: Unexpected <EOF>.'), new GraphQLError('Cannot query field "x" on type "Query".')],
     });
-    const { statusCode, response } = formatGraphqlErrors({ errors: [new GraphQLError(validation.message, { originalError: validation })] }, context);
+    const { statusCode, response } = formatGraphqlErrors(
+      { errors: [new GraphQLError(validation.message, { originalError: validation })] },
+      context,
+    );
     expect(statusCode).toBe(400);
     expect(response.errors.map((e) => e.extensions?.code)).toEqual(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
-    const unauthenticated = new GraphQLError('Missing bearer token', { originalError: new ServiceError(ErrorCodes.UNAUTHENTICATED, 'Missing bearer token') });
+    const unauthenticated = new GraphQLError('Missing bearer token', {
+      originalError: new ServiceError(ErrorCodes.UNAUTHENTICATED, 'Missing bearer token'),
+    });
     expect(formatGraphqlErrors({ errors: [unauthenticated] }, context).statusCode).toBe(401);
     const tooLarge = Object.assign(new Error('Request body is too large'), { statusCode: 413 });
     expect(formatGraphqlErrors({ errors: [new GraphQLError(tooLarge.message, { originalError: tooLarge })] }, context)).toEqual({
@@ -71,23 +81,32 @@ describe('formatGraphqlErrors', () => {
 describe('duplicateKeyFields', () => {
   it('reads keyPattern (MongoDB) or the index name in the message', () => {
     expect(duplicateKeyFields({ code: 11000, keyPattern: { account_tag: 1 } })).toEqual(['account_tag']);
-    expect(duplicateKeyFields({ code: 11000, message: 'E11000 duplicate key error collection: db.rates index: pricelist_tag_1_carrier_tag_1_prefix_1 dup key: { ... }' })).toEqual([
-      'pricelist_tag',
-      'carrier_tag',
-      'prefix',
-    ]);
-    expect(duplicateKeyFields({ code: 11000, message: 'E11000 duplicate key error collection: db.x index: _id_ dup key: { _id: "1" }' })).toEqual(['id']);
+    expect(
+      duplicateKeyFields({
+        code: 11000,
+        message: 'E11000 duplicate key error collection: db.rates index: pricelist_tag_1_carrier_tag_1_prefix_1 dup key: { ... }',
+      }),
+    ).toEqual(['pricelist_tag', 'carrier_tag', 'prefix']);
+    expect(
+      duplicateKeyFields({ code: 11000, message: 'E11000 duplicate key error collection: db.x index: _id_ dup key: { _id: "1" }' }),
+    ).toEqual(['id']);
     expect(duplicateKeyFields({ code: 11000, message: 'something else' })).toEqual([]);
   });
 
   it('names account_tag when the clash is on the internal (account_tag, rev) index', () => {
     expect(duplicateKeyFields({ code: 11000, keyPattern: { account_tag: 1, rev: 1 } })).toEqual(['account_tag']);
-    expect(duplicateKeyFields({ code: 11000, message: 'E11000 duplicate key error index: account_tag_1_rev_1 dup key' })).toEqual(['account_tag']);
+    expect(duplicateKeyFields({ code: 11000, message: 'E11000 duplicate key error index: account_tag_1_rev_1 dup key' })).toEqual([
+      'account_tag',
+    ]);
   });
 });
 
 describe('withoutTypename', () => {
   it('drops __typename at any depth and keeps everything else', () => {
-    expect(withoutTypename({ __typename: 'A', a: 1, b: [{ __typename: 'B', c: null }], d: { e: 'x', __typename: 'D' } })).toEqual({ a: 1, b: [{ c: null }], d: { e: 'x' } });
+    expect(withoutTypename({ __typename: 'A', a: 1, b: [{ __typename: 'B', c: null }], d: { e: 'x', __typename: 'D' } })).toEqual({
+      a: 1,
+      b: [{ c: null }],
+      d: { e: 'x' },
+    });
   });
 });

@@ -16,14 +16,18 @@ describe('filter to query', () => {
     expect(matchAny('t', ['x'])).toEqual([{ t: 'x' }]);
     expect(matchAny('t', ['x', 'y'])).toEqual([{ t: { $in: ['x', 'y'] } }]);
     expect(matchAny('t', 'x')).toEqual([{ t: 'x' }]);
-    expect(carrierQuery({ ids: ['a'], carrier_tag: ['c'], active: false })).toEqual({ $and: [{ _id: { $in: ['a'] } }, { carrier_tag: 'c' }, { active: false }] });
+    expect(carrierQuery({ ids: ['a'], carrier_tag: ['c'], active: false })).toEqual({
+      $and: [{ _id: { $in: ['a'] } }, { carrier_tag: 'c' }, { active: false }],
+    });
   });
 
   it('builds ranges from _gte/_gt/_lte/_lt members', () => {
     const from = new Date(0);
     const to = new Date(1000);
     expect(rangeConditions('ts', 'ts', { ts_gte: from, ts_lt: to, ts_gt: null })).toEqual([{ ts: { $gte: from, $lt: to } }]);
-    expect(transactionQuery({ account_tag: ['a'], timestamp_begin_lte: to })).toEqual({ $and: [{ account_tag: 'a' }, { timestamp_begin: { $lte: to } }] });
+    expect(transactionQuery({ account_tag: ['a'], timestamp_begin_lte: to })).toEqual({
+      $and: [{ account_tag: 'a' }, { timestamp_begin: { $lte: to } }],
+    });
   });
 
   it('turns the running-transaction filters into conditions on running_transactions', () => {

@@ -123,7 +123,9 @@ describe('query gate and API pool settings', () => {
   });
 
   it('reads them, 0 turning the limit and the separate pool off', () => {
-    expect(loadConfig({ API_MAX_CONCURRENT_QUERIES: '0', API_QUERY_WAIT_MS: '0', API_MONGO_POOL_SIZE: '0', API_THREAD: '0' })).toMatchObject({
+    expect(
+      loadConfig({ API_MAX_CONCURRENT_QUERIES: '0', API_QUERY_WAIT_MS: '0', API_MONGO_POOL_SIZE: '0', API_THREAD: '0' }),
+    ).toMatchObject({
       apiMaxConcurrentQueries: 0,
       apiQueryWaitMs: 0,
       apiMongoPoolSize: 0,

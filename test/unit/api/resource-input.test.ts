@@ -54,17 +54,26 @@ describe('rate arguments', () => {
       description: null,
     });
     expect(refusedField(() => readRateCreate({ carrier_tag: 'c', prefix: '44', rate: 1 }))).toBe('pricelist_tag');
-    expect(refusedField(() => readRateCreate({ pricelist_tag: 'p', carrier_tag: 'c', prefix: '44', rate: 1, pricelist_id: 'x' }))).toBe('pricelist_id');
+    expect(refusedField(() => readRateCreate({ pricelist_tag: 'p', carrier_tag: 'c', prefix: '44', rate: 1, pricelist_id: 'x' }))).toBe(
+      'pricelist_id',
+    );
   });
 
   it('identifies a rate by id or by its pricelist, carrier and prefix', () => {
     expect(readRateKey({ id: 'r' })).toEqual({ id: 'r' });
-    expect(readRateKey({ pricelist_id: 'p', carrier_tag: 'c', prefix: '' })).toEqual({ pricelist: { tag: undefined, id: 'p' }, carrier: { tag: 'c', id: undefined }, prefix: '' });
+    expect(readRateKey({ pricelist_id: 'p', carrier_tag: 'c', prefix: '' })).toEqual({
+      pricelist: { tag: undefined, id: 'p' },
+      carrier: { tag: 'c', id: undefined },
+      prefix: '',
+    });
     expect(refusedField(() => readRateKey({ pricelist_tag: 'p', carrier_tag: 'c' }))).toBe('id');
   });
 
   it('treats pricelist, carrier and prefix as changes only when the rate is named by id', () => {
-    expect(readRateUpdate({ id: 'r', carrier_tag: 'c2', prefix: '45' })).toEqual({ key: { id: 'r' }, patch: { prefix: '45', carrier: { tag: 'c2', id: undefined } } });
+    expect(readRateUpdate({ id: 'r', carrier_tag: 'c2', prefix: '45' })).toEqual({
+      key: { id: 'r' },
+      patch: { prefix: '45', carrier: { tag: 'c2', id: undefined } },
+    });
     expect(readRateUpdate({ pricelist_tag: 'p', carrier_tag: 'c', prefix: '44', rate: 3, description: null })).toEqual({
       key: { pricelist: { tag: 'p', id: undefined }, carrier: { tag: 'c', id: undefined }, prefix: '44' },
       patch: { rate: 3, description: null },
@@ -102,26 +111,61 @@ describe('account arguments', () => {
     expect(readLinkedAccounts({ linked_accountsIds: [ID] })).toEqual({ ids: [ID] });
     expect(refusedField(() => readLinkedAccounts({ linked_accounts: ['a'], linked_accountsIds: [ID] }))).toBe('linked_accountsIds');
     expect(refusedField(() => readLinkedAccounts({ linked_accountsIds: [ID, ID] }))).toBe('linked_accountsIds');
-    expect(readAccountUpdate({ account_tag: 'a', linked_accounts: null, balance: 5n })).toEqual({ key: { tag: 'a' }, patch: { balance: 5n, linked: { tags: [] } } });
+    expect(readAccountUpdate({ account_tag: 'a', linked_accounts: null, balance: 5n })).toEqual({
+      key: { tag: 'a' },
+      patch: { balance: 5n, linked: { tags: [] } },
+    });
   });
 });
 
 describe('transaction arguments', () => {
   it('defaults flags, duration and fee; validates the rate snapshot with nested field names', () => {
-    expect(readTransactionCreate({ transaction_tag: 't', account_tag: 'a' })).toMatchObject({ inbound: false, failed: false, duration: 0, fee: 0n, authorized: null, destination_rate: null });
+    expect(readTransactionCreate({ transaction_tag: 't', account_tag: 'a' })).toMatchObject({
+      inbound: false,
+      failed: false,
+      duration: 0,
+      fee: 0n,
+      authorized: null,
+      destination_rate: null,
+    });
     expect(
-      readTransactionCreate({ transaction_tag: 't', account_tag: 'a', destination_rate: { pricelist_tag: 'p', carrier_tag: 'c', prefix: '1', rate: 2 } }).destination_rate,
-    ).toEqual({ pricelist_tag: 'p', carrier_tag: 'c', prefix: '1', rate: 2, connect_fee: 0, rate_increment: 1, interval_start: 0, description: null });
-    expect(refusedField(() => readTransactionCreate({ transaction_tag: 't', account_tag: 'a', destination_rate: { pricelist_tag: 'p', carrier_tag: 'c', prefix: '1' } }))).toBe(
-      'destination_rate.rate',
-    );
+      readTransactionCreate({
+        transaction_tag: 't',
+        account_tag: 'a',
+        destination_rate: { pricelist_tag: 'p', carrier_tag: 'c', prefix: '1', rate: 2 },
+      }).destination_rate,
+    ).toEqual({
+      pricelist_tag: 'p',
+      carrier_tag: 'c',
+      prefix: '1',
+      rate: 2,
+      connect_fee: 0,
+      rate_increment: 1,
+      interval_start: 0,
+      description: null,
+    });
+    expect(
+      refusedField(() =>
+        readTransactionCreate({
+          transaction_tag: 't',
+          account_tag: 'a',
+          destination_rate: { pricelist_tag: 'p', carrier_tag: 'c', prefix: '1' },
+        }),
+      ),
+    ).toBe('destination_rate.rate');
   });
 
   it('identifies a record by id or by account_tag and transaction_tag', () => {
     expect(readTransactionKey({ id: 'i' })).toEqual({ id: 'i' });
     expect(readTransactionKey({ account_tag: 'a', transaction_tag: 't' })).toEqual({ account_tag: 'a', transaction_tag: 't' });
     expect(refusedField(() => readTransactionKey({ transaction_tag: 't' }))).toBe('id');
-    expect(readTransactionUpdate({ id: 'i', account_tag: 'b', fee: 3n })).toEqual({ key: { id: 'i' }, patch: { account_tag: 'b', fee: 3n } });
-    expect(readTransactionUpdate({ account_tag: 'a', transaction_tag: 't', fee: 3n })).toEqual({ key: { account_tag: 'a', transaction_tag: 't' }, patch: { fee: 3n } });
+    expect(readTransactionUpdate({ id: 'i', account_tag: 'b', fee: 3n })).toEqual({
+      key: { id: 'i' },
+      patch: { account_tag: 'b', fee: 3n },
+    });
+    expect(readTransactionUpdate({ account_tag: 'a', transaction_tag: 't', fee: 3n })).toEqual({
+      key: { account_tag: 'a', transaction_tag: 't' },
+      patch: { fee: 3n },
+    });
   });
 });

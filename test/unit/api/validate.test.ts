@@ -31,7 +31,16 @@ describe('field validators', () => {
   it('email', () => {
     expect(email('f', 'ops@example.com')).toBe('ops@example.com');
     expect(email('f', 'first.last+tag@sub.example.co.uk')).toBe('first.last+tag@sub.example.co.uk');
-    for (const bad of ['ops', 'ops@', '@example.com', 'ops@example', 'a b@example.com', 'ops@@example.com', `${'a'.repeat(250)}@example.com`]) expectRefused(email, bad);
+    for (const bad of [
+      'ops',
+      'ops@',
+      '@example.com',
+      'ops@example',
+      'a b@example.com',
+      'ops@@example.com',
+      `${'a'.repeat(250)}@example.com`,
+    ])
+      expectRefused(email, bad);
   });
 
   it('mobile', () => {
@@ -41,7 +50,8 @@ describe('field validators', () => {
 
   it('host: hostname, IPv4 or IPv6', () => {
     for (const good of ['10.0.0.1', 'gw.example.com', 'localhost', '2001:db8::1', 'sip-1.example.net.']) expect(host('f', good)).toBe(good);
-    for (const bad of ['', 'not a host', 'gw_1.example', '-gw.example', '[2001:db8::1]', '10.0.0.1:5060', `${'a'.repeat(64)}.example`]) expectRefused(host, bad);
+    for (const bad of ['', 'not a host', 'gw_1.example', '-gw.example', '[2001:db8::1]', '10.0.0.1:5060', `${'a'.repeat(64)}.example`])
+      expectRefused(host, bad);
   });
 
   it('port: 1 to 65535', () => {

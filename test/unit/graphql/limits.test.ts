@@ -4,7 +4,14 @@ import { buildSchema, getIntrospectionQuery, isObjectType, parse, validate, type
 import { agentModules } from '../../../src/agent/graphql/schema';
 import { apiModules } from '../../../src/api/graphql/schema';
 import { loadConfig } from '../../../src/shared/config';
-import { DEFAULT_LIST_SIZE, EMBEDDED_DIRECTIVE_TYPEDEFS, limitErrors, measureOperations, queryLimitsRule, type QueryLimits } from '../../../src/shared/graphql/limits';
+import {
+  DEFAULT_LIST_SIZE,
+  EMBEDDED_DIRECTIVE_TYPEDEFS,
+  limitErrors,
+  measureOperations,
+  queryLimitsRule,
+  type QueryLimits,
+} from '../../../src/shared/graphql/limits';
 import { MAX_VARIABLES_DEPTH, withoutTypename } from '../../../src/shared/http/graphql';
 
 /** The query limits of src/shared/graphql/limits.ts, on documents alone (no I/O). */
@@ -17,7 +24,11 @@ const schema = buildSchema(`
   type Mutation { touch(id: ID!): Item }
 `);
 const apiSchema = buildSchema(apiModules.map((m) => m.typeDefs).join('\n'));
-const agentSchema = buildSchema(agentModules({} as never).map((m) => m.typeDefs).join('\n'));
+const agentSchema = buildSchema(
+  agentModules({} as never)
+    .map((m) => m.typeDefs)
+    .join('\n'),
+);
 
 const config = loadConfig({});
 const defaults: QueryLimits = { maxDepth: config.graphqlMaxDepth, maxFields: config.graphqlMaxFields, maxCost: config.graphqlMaxCost };
@@ -34,28 +45,41 @@ describe('depth', () => {
 
   it('follows named fragment spreads and inline fragments (the bypass of issue 10)', () => {
     const levels = 30;
-    const fragments = Array.from({ length: levels }, (_, i) => (i < levels - 1 ? `fragment A${i} on Item { parent { ...A${i + 1} } }` : `fragment A${i} on Item { id }`));
+    const fragments = Array.from({ length: levels }, (_, i) =>
+      i < levels - 1 ? `fragment A${i} on Item { parent { ...A${i + 1} } }` : `fragment A${i} on Item { id }`,
+    );
     const query = `{ item { ...A0 } } ${fragments.join(' ')}`;
     expect(measure(query)?.depth).toBe(31);
-    expect(messages(query)).toEqual([expect.stringMatching(/^Operation anonymous has depth 31, which exceeds the query depth limit of 12 \(GRAPHQL_MAX_DEPTH\)$/)]);
+    expect(messages(query)).toEqual([
+      expect.stringMatching(/^Operation anonymous has depth 31, which exceeds the query depth limit of 12 \(GRAPHQL_MAX_DEPTH\)$/),
+    ]);
     expect(measure('{ item { ... on Item { parent { ... { parent { id } } } } } }')?.depth).toBe(4);
   });
 
   it('counts introspection through fragments too, except the ofType chain', () => {
-    const query = '{ __schema { types { ...T } } } fragment T on __Type { fields { type { ...U } } } fragment U on __Type { ofType { ofType { fields { name } } } }';
+    const query =
+      '{ __schema { types { ...T } } } fragment T on __Type { fields { type { ...U } } } fragment U on __Type { ofType { ofType { fields { name } } } }';
     expect(measure(query)?.depth).toBe(6);
-    expect(messages(query, { ...defaults, maxDepth: 5 })).toEqual([expect.stringContaining('depth 6, which exceeds the query depth limit of 5')]);
+    expect(messages(query, { ...defaults, maxDepth: 5 })).toEqual([
+      expect.stringContaining('depth 6, which exceeds the query depth limit of 5'),
+    ]);
   });
 
   it('stops at MAX_NESTING without overflowing the stack on long fragment chains', () => {
     const chain = Array.from({ length: 5000 }, (_, i) => `fragment F${i} on Query { ...F${i + 1} }`).join(' ');
     const query = `{ ...F0 } ${chain} fragment F5000 on Query { version }`;
     expect(measure(query)).toBeNull();
-    expect(messages(query)).toEqual([expect.stringContaining('more than 200 deep, which exceeds the query depth limit of 12 (GRAPHQL_MAX_DEPTH)')]);
+    expect(messages(query)).toEqual([
+      expect.stringContaining('more than 200 deep, which exceeds the query depth limit of 12 (GRAPHQL_MAX_DEPTH)'),
+    ]);
   });
 
   it('survives fragment cycles (refused by graphql-js NoFragmentCyclesRule)', () => {
-    expect(measure('{ item { ...A } } fragment A on Item { parent { ...B } } fragment B on Item { id ...A }')).toEqual({ depth: 3, fields: 3, cost: 3 });
+    expect(measure('{ item { ...A } } fragment A on Item { parent { ...B } } fragment B on Item { id ...A }')).toEqual({
+      depth: 3,
+      fields: 3,
+      cost: 3,
+    });
   });
 });
 
@@ -64,12 +88,17 @@ describe('fields', () => {
     expect(measure('{ a: version b: version c: version }')?.fields).toBe(3);
     expect(measure('{ a: item { ...F } b: item { ...F } } fragment F on Item { id name }')?.fields).toBe(6);
     const aliases = `{ ${Array.from({ length: 501 }, (_, i) => `a${i}: version`).join(' ')} }`;
-    expect(messages(aliases)).toEqual(['Operation anonymous selects 501 fields, which exceeds the limit of 500 fields per document (GRAPHQL_MAX_FIELDS)']);
+    expect(messages(aliases)).toEqual([
+      'Operation anonymous selects 501 fields, which exceeds the limit of 500 fields per document (GRAPHQL_MAX_FIELDS)',
+    ]);
   });
 
   it('measures fragments spread exponentially in linear time', () => {
     const levels = 60;
-    const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { a: item { ...F${i + 1} } b: item { ...F${i + 1} } }`).join(' ');
+    const fragments = Array.from(
+      { length: levels },
+      (_, i) => `fragment F${i} on Query { a: item { ...F${i + 1} } b: item { ...F${i + 1} } }`,
+    ).join(' ');
     const query = `{ ...F0 } ${fragments} fragment F${levels} on Query { version }`;
     const started = Date.now();
     const errors = messages(query, { maxDepth: 100, maxFields: 500, maxCost: 200_000 });
@@ -102,13 +131,19 @@ describe('cost', () => {
     // Lists of documents under an embedded list still count their size.
     expect(measure('{ items(perPage: 10) { versions { items(perPage: 5) { id } } } }')?.cost).toBe(1 + 10 * (1 + 1 + 5));
     // Every alias and every fragment use of it counts again.
-    expect(measure('{ items(perPage: 10) { a: versions { name } b: versions { ...V } } } fragment V on Version { name at }')?.cost).toBe(1 + 10 * (2 + 3));
+    expect(measure('{ items(perPage: 10) { a: versions { name } b: versions { ...V } } } fragment V on Version { name at }')?.cost).toBe(
+      1 + 10 * (2 + 3),
+    );
   });
 
   it('marks as @embedded exactly the API lists that hold values of their parent (issue 32)', () => {
     const embedded = Object.values(apiSchema.getTypeMap())
       .filter((t): t is GraphQLObjectType => isObjectType(t) && !t.name.startsWith('__'))
-      .flatMap((t) => Object.values(t.getFields()).filter((f) => f.astNode?.directives?.some((d) => d.name.value === 'embedded')).map((f) => `${t.name}.${f.name}`));
+      .flatMap((t) =>
+        Object.values(t.getFields())
+          .filter((f) => f.astNode?.directives?.some((d) => d.name.value === 'embedded'))
+          .map((f) => `${t.name}.${f.name}`),
+      );
     expect(embedded.sort()).toEqual([
       'Account.running_transactions',
       'Dashboard.accounts_below_threshold',
@@ -150,7 +185,9 @@ describe('operations', () => {
   it('measures the operation named by operationName, else every one', () => {
     const query = 'query Small { version } query Big { items(perPage: 1000) { id name } }';
     expect(messages(query, { ...defaults, maxCost: 1000 }, schema, { operationName: 'Small' })).toEqual([]);
-    expect(messages(query, { ...defaults, maxCost: 1000 })).toEqual([expect.stringContaining('Operation Big has an estimated cost of 2001')]);
+    expect(messages(query, { ...defaults, maxCost: 1000 })).toEqual([
+      expect.stringContaining('Operation Big has an estimated cost of 2001'),
+    ]);
     expect(limitErrors(schema, parse('mutation { touch(id: "1") { id } }'), defaults)).toEqual([]);
   });
 });
@@ -166,13 +203,16 @@ describe('default limits', () => {
     const agent = examples('AGENT.md', /-d '(\{"query".*?\})'/g);
     expect(api.length).toBeGreaterThanOrEqual(25);
     expect(agent.length).toBeGreaterThanOrEqual(1);
-    for (const query of [...api, getIntrospectionQuery()]) expect({ query, errors: messages(query, defaults, apiSchema) }).toEqual({ query, errors: [] });
-    for (const query of [...agent, getIntrospectionQuery()]) expect({ query, errors: messages(query, defaults, agentSchema) }).toEqual({ query, errors: [] });
+    for (const query of [...api, getIntrospectionQuery()])
+      expect({ query, errors: messages(query, defaults, apiSchema) }).toEqual({ query, errors: [] });
+    for (const query of [...agent, getIntrospectionQuery()])
+      expect({ query, errors: messages(query, defaults, agentSchema) }).toEqual({ query, errors: [] });
   });
 
   it("let react-admin's export of 1000 accounts through, every field selected as ra-data-graphql-simple does (issue 32)", () => {
     // The document the unchanged provider sends for getList('Account', { perPage: 1000 }).
-    const running = 'transaction_tag source destination carrier_ip destination_rate in_progress inbound timestamp_begin timestamp_end __typename';
+    const running =
+      'transaction_tag source destination carrier_ip destination_rate in_progress inbound timestamp_begin timestamp_end __typename';
     const fields = `id account_tag type balance active max_concurrent_transactions name notification_email notification_mobile carrier_tags carrier_tags_override
       customer_tag linked_accounts { id __typename } pricelist_tags tags balance_alert_threshold running_transactions { ${running} }
       destination_rate { id __typename } least_cost_routing __typename`;
@@ -186,7 +226,8 @@ describe('default limits', () => {
   });
 
   it('let a full page of 1000 transactions with their account through', () => {
-    const fields = 'id transaction_tag account_tag source destination source_ip carrier_ip tags timestamp_auth timestamp_begin timestamp_end duration fee inbound failed';
+    const fields =
+      'id transaction_tag account_tag source destination source_ip carrier_ip tags timestamp_auth timestamp_begin timestamp_end duration fee inbound failed';
     const query = `{ allTransactions(perPage: 1000) { ${fields} account { id account_tag balance } } }`;
     expect(messages(query, defaults, apiSchema)).toEqual([]);
   });
@@ -194,13 +235,18 @@ describe('default limits', () => {
 
 describe('withoutTypename', () => {
   it('drops __typename members at every level', () => {
-    expect(withoutTypename({ __typename: 'A', a: [{ __typename: 'B', b: 1 }], c: { __typename: 'C', d: null } })).toEqual({ a: [{ b: 1 }], c: { d: null } });
+    expect(withoutTypename({ __typename: 'A', a: [{ __typename: 'B', b: 1 }], c: { __typename: 'C', d: null } })).toEqual({
+      a: [{ b: 1 }],
+      c: { d: null },
+    });
   });
 
   it(`refuses variables nested more than ${MAX_VARIABLES_DEPTH} deep with a 400, without overflowing the stack`, () => {
     let nested: unknown = 1;
     for (let i = 0; i < 20_000; i++) nested = i % 2 ? { a: nested } : [nested];
-    expect(() => withoutTypename(nested)).toThrow(expect.objectContaining({ statusCode: 400, message: `variables nest more than ${MAX_VARIABLES_DEPTH} levels deep` }));
+    expect(() => withoutTypename(nested)).toThrow(
+      expect.objectContaining({ statusCode: 400, message: `variables nest more than ${MAX_VARIABLES_DEPTH} levels deep` }),
+    );
     let ok: unknown = 1;
     for (let i = 0; i < MAX_VARIABLES_DEPTH; i++) ok = { a: ok };
     expect(withoutTypename(ok)).toEqual(ok);
@@ -209,7 +255,11 @@ describe('withoutTypename', () => {
 
 describe('settings', () => {
   it('are read and checked once with the rest of the configuration', () => {
-    expect(loadConfig({ GRAPHQL_MAX_FIELDS: '50', GRAPHQL_MAX_COST: '1000', MONGO_MAX_TIME_MS: '2500' })).toMatchObject({ graphqlMaxFields: 50, graphqlMaxCost: 1000, mongoMaxTimeMs: 2500 });
+    expect(loadConfig({ GRAPHQL_MAX_FIELDS: '50', GRAPHQL_MAX_COST: '1000', MONGO_MAX_TIME_MS: '2500' })).toMatchObject({
+      graphqlMaxFields: 50,
+      graphqlMaxCost: 1000,
+      mongoMaxTimeMs: 2500,
+    });
     expect(() => loadConfig({ GRAPHQL_MAX_FIELDS: '0', GRAPHQL_MAX_COST: 'lots', MONGO_MAX_TIME_MS: '-1' })).toThrow(
       /GRAPHQL_MAX_FIELDS="0" must be an integer from 10 to 100000[\s\S]*GRAPHQL_MAX_COST="lots" must be an integer[\s\S]*MONGO_MAX_TIME_MS="-1" must be an integer/,
     );

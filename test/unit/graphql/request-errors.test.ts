@@ -41,11 +41,19 @@ describe('request errors graphql-js raises when execution starts', () => {
   it('are BAD_USER_INPUT naming the variable for a refused variable value', () => {
     const missing = run('query ($s: String!) { echo(s: $s) }');
     expect(missing.statusCode).toBe(400);
-    expect(missing.response.errors[0]).toMatchObject({ message: expect.stringMatching(/^Variable "\$s" of required type "String!" was not provided/), extensions: { code: 'BAD_USER_INPUT', field: 's' } });
+    expect(missing.response.errors[0]).toMatchObject({
+      message: expect.stringMatching(/^Variable "\$s" of required type "String!" was not provided/),
+      extensions: { code: 'BAD_USER_INPUT', field: 's' },
+    });
     const wrong = run('query ($s: String!) { echo(s: $s) }', { s: 5 });
     expect(wrong.response.errors[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT', field: 's' } });
-    expect(wrapped(['Variable "$f" got invalid value 5 at "f.ids[0]"; ID cannot represent value: 5']).response.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', field: 'ids' });
-    expect(wrapped(['Variable "$s" of non-null type "String!" must not be null.']).response.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', field: 's' });
+    expect(
+      wrapped(['Variable "$f" got invalid value 5 at "f.ids[0]"; ID cannot represent value: 5']).response.errors[0].extensions,
+    ).toEqual({ code: 'BAD_USER_INPUT', field: 'ids' });
+    expect(wrapped(['Variable "$s" of non-null type "String!" must not be null.']).response.errors[0].extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      field: 's',
+    });
   });
 
   it('leave document errors about variables to GRAPHQL_VALIDATION_FAILED', () => {
@@ -54,13 +62,29 @@ describe('request errors graphql-js raises when execution starts', () => {
 
   it('answer a body Fastify refused by its schema as BAD_REQUEST', () => {
     const shape = Object.assign(new Error('body/variables must be object,null'), { validation: [], validationContext: 'body' });
-    const validation = Object.assign(new Error('Graphql validation error'), { code: 'MER_ERR_GQL_VALIDATION', statusCode: 400, errors: [shape] });
-    const { statusCode, response } = formatGraphqlErrors({ errors: [new GraphQLError(validation.message, { originalError: validation })] }, context);
-    expect({ statusCode, errors: response.errors }).toEqual({ statusCode: 400, errors: [{ message: 'body/variables must be object,null', extensions: { code: 'BAD_REQUEST' } }] });
+    const validation = Object.assign(new Error('Graphql validation error'), {
+      code: 'MER_ERR_GQL_VALIDATION',
+      statusCode: 400,
+      errors: [shape],
+    });
+    const { statusCode, response } = formatGraphqlErrors(
+      { errors: [new GraphQLError(validation.message, { originalError: validation })] },
+      context,
+    );
+    expect({ statusCode, errors: response.errors }).toEqual({
+      statusCode: 400,
+      errors: [{ message: 'body/variables must be object,null', extensions: { code: 'BAD_REQUEST' } }],
+    });
   });
 
   it('still hide an unexpected failure before execution as INTERNAL_ERROR, HTTP 500', () => {
-    const { statusCode, response } = formatGraphqlErrors({ errors: [new GraphQLError('boom', { originalError: new TypeError('boom') })] }, context);
-    expect({ statusCode, errors: response.errors }).toEqual({ statusCode: 500, errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_ERROR' } }] });
+    const { statusCode, response } = formatGraphqlErrors(
+      { errors: [new GraphQLError('boom', { originalError: new TypeError('boom') })] },
+      context,
+    );
+    expect({ statusCode, errors: response.errors }).toEqual({
+      statusCode: 500,
+      errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_ERROR' } }],
+    });
   });
 });

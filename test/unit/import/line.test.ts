@@ -30,9 +30,18 @@ describe('CDR line parsing and validation', () => {
 
   it('names the field of the first problem, as recordTransaction does', () => {
     expect(csvLine({ ...row, transaction_tag: '' }, 3, now)).toEqual({ ok: false, reason: 'BAD_USER_INPUT: transaction_tag: is required' });
-    expect(csvLine({ ...row, timestamp_end: '2026-02-30T00:00:00' }, 3, now)).toMatchObject({ ok: false, reason: expect.stringMatching(/^BAD_USER_INPUT: timestamp_end: must be a datetime/) });
-    expect(csvLine({ ...row, timestamp_auth: 'yesterday' }, 3, now)).toMatchObject({ ok: false, reason: expect.stringMatching(/^BAD_USER_INPUT: timestamp_auth:/) });
-    expect(csvLine({ ...row, source: 'x'.repeat(300) }, 3, now)).toEqual({ ok: false, reason: 'BAD_USER_INPUT: source: must be at most 256 characters' });
+    expect(csvLine({ ...row, timestamp_end: '2026-02-30T00:00:00' }, 3, now)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^BAD_USER_INPUT: timestamp_end: must be a datetime/),
+    });
+    expect(csvLine({ ...row, timestamp_auth: 'yesterday' }, 3, now)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^BAD_USER_INPUT: timestamp_auth:/),
+    });
+    expect(csvLine({ ...row, source: 'x'.repeat(300) }, 3, now)).toEqual({
+      ok: false,
+      reason: 'BAD_USER_INPUT: source: must be at most 256 characters',
+    });
   });
 
   it('reads JSON lines: numbers as text, tags as a list or a separated string', () => {
@@ -43,9 +52,18 @@ describe('CDR line parsing and validation', () => {
 
   it('rejects JSON lines that are not objects, unknown fields and bad JSON', () => {
     expect(jsonLine('[1,2]', 1, now)).toEqual({ ok: false, reason: 'BAD_USER_INPUT: a line must be a JSON object' });
-    expect(jsonLine(JSON.stringify({ ...row, acount: 'x' }), 1, now)).toEqual({ ok: false, reason: 'BAD_USER_INPUT: acount: unknown field' });
-    expect(jsonLine('{"transaction_tag": ', 1, now)).toMatchObject({ ok: false, reason: expect.stringMatching(/^BAD_USER_INPUT: not valid JSON/) });
-    expect(jsonLine(JSON.stringify({ ...row, tags: [1] }), 1, now)).toMatchObject({ ok: false, reason: expect.stringMatching(/^BAD_USER_INPUT: tags:/) });
+    expect(jsonLine(JSON.stringify({ ...row, acount: 'x' }), 1, now)).toEqual({
+      ok: false,
+      reason: 'BAD_USER_INPUT: acount: unknown field',
+    });
+    expect(jsonLine('{"transaction_tag": ', 1, now)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^BAD_USER_INPUT: not valid JSON/),
+    });
+    expect(jsonLine(JSON.stringify({ ...row, tags: [1] }), 1, now)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^BAD_USER_INPUT: tags:/),
+    });
   });
 
   it('checks CSV headers', () => {

@@ -8,9 +8,24 @@ import { carrier, rate } from '../../support/seed';
 const index = RatingIndex.build([rate('pl', 'c1', '49', { rate: 60, rate_increment: 1 })], [carrier('c1', { host: '10.0.0.1' })]);
 const acct = (tag: string, extra: Partial<BatchAccount> = {}): [string, BatchAccount] => [
   tag,
-  { account_tag: tag, active: true, pricelist_tags: ['pl'], carrier_tags: null, carrier_tags_override: null, linked_accounts: [], ledger_rev: 1, ...extra },
+  {
+    account_tag: tag,
+    active: true,
+    pricelist_tags: ['pl'],
+    carrier_tags: null,
+    carrier_tags_override: null,
+    linked_accounts: [],
+    ledger_rev: 1,
+    ...extra,
+  },
 ];
-const accounts = new Map([acct('a'), acct('b', { linked_accounts: ['p'] }), acct('p', { linked_accounts: ['b'] }), acct('off', { active: false }), acct('r', { pricelist_tags: [] })]);
+const accounts = new Map([
+  acct('a'),
+  acct('b', { linked_accounts: ['p'] }),
+  acct('p', { linked_accounts: ['b'] }),
+  acct('off', { active: false }),
+  acct('r', { pricelist_tags: [] }),
+]);
 const line = (n: number, tag: string, account: string, extra: Partial<ImportLine> = {}): ImportLine => ({
   line: n,
   transaction_tag: tag,
@@ -48,7 +63,15 @@ describe('planBatch (rating a batch in memory)', () => {
     expect(plans[4]).toEqual({ kind: 'refused', reason: 'UNREACHABLE_DESTINATION', account_tag: 'a' });
     const first = plans[0];
     if (first.kind !== 'planned') throw new Error('planned');
-    expect(first.caller.doc).toMatchObject({ _id: importRecordId('imp/x/0', 'a', 'a', 't1'), origin_account_tag: 'a', charge_op: 'imp/x/0', fee: 11n, duration: 11, state: 'imported', carrier_ip: '10.0.0.1:5060' });
+    expect(first.caller.doc).toMatchObject({
+      _id: importRecordId('imp/x/0', 'a', 'a', 't1'),
+      origin_account_tag: 'a',
+      charge_op: 'imp/x/0',
+      fee: 11n,
+      duration: 11,
+      state: 'imported',
+      carrier_ip: '10.0.0.1:5060',
+    });
     const linked = plans[5];
     if (linked.kind !== 'planned') throw new Error('planned');
     expect(linked.others.map((o) => [o.doc.account_tag, o.inbound, o.doc.fee])).toEqual([

@@ -20,7 +20,13 @@ async function read(body: string, chunkSize?: number, header = `${HEADER}\n`): P
   for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
   const out: Read[] = [];
   for await (const r of readRecords(Readable.from(chunks), 'csv')) {
-    out.push({ index: r.index, line: r.line, raw: r.raw, ...(r.error ? { error: r.error } : {}), ...(r.row ? { tag: r.row.transaction_tag } : {}) });
+    out.push({
+      index: r.index,
+      line: r.line,
+      raw: r.raw,
+      ...(r.error ? { error: r.error } : {}),
+      ...(r.row ? { tag: r.row.transaction_tag } : {}),
+    });
   }
   return out;
 }
@@ -45,13 +51,21 @@ describe('CSV records: line numbers and raw text', () => {
     // csv-parse counts the CR and the LF of a quoted CRLF as a line each: a reject named the wrong line.
     const body = `"t\r\n1",a${REST}\r\nt2,a${REST}\r\n"t\r\r\n3","a\r\nb"${REST}\r\nt4,a${REST}\r\n`;
     const records = await read(body, undefined, `${HEADER}\r\n`);
-    expect(records.map((r) => [r.line, r.tag])).toEqual([[3, 't\r\n1'], [4, 't2'], [8, 't\r\r\n3'], [9, 't4']]);
+    expect(records.map((r) => [r.line, r.tag])).toEqual([
+      [3, 't\r\n1'],
+      [4, 't2'],
+      [8, 't\r\r\n3'],
+      [9, 't4'],
+    ]);
     for (const size of [1, 3, 7]) expect(await read(body, size, `${HEADER}\r\n`)).toEqual(records);
   });
 
   it('numbers CRLF files the same, the line end left out of the raw text', async () => {
     const records = await read(`t1,a${REST}\r\n\r\nt2,a${REST}\r\n`, undefined, `${HEADER}\r\n`);
-    expect(records.map((r) => [r.line, r.tag])).toEqual([[2, 't1'], [4, 't2']]);
+    expect(records.map((r) => [r.line, r.tag])).toEqual([
+      [2, 't1'],
+      [4, 't2'],
+    ]);
     // What a skipped empty line leaves at the front of the next record's raw text is csv-parse's business; the end is ours.
     expect(records[0].raw).toBe(`t1,a${REST}`);
     expect(records[1].raw).toMatch(new RegExp(`^\\s*t2,a${REST}$`));
@@ -59,9 +73,21 @@ describe('CSV records: line numbers and raw text', () => {
 
   it('reads a file whose line ends change midway, either way, or are CR alone', async () => {
     const lines = (header: string, body: string) => read(body, undefined, header).then((rs) => rs.map((r) => [r.line, r.tag ?? r.error]));
-    expect(await lines(`${HEADER}\r\n`, `t1,a${REST}\r\nt2,a${REST}\nt3,a${REST}\n\nt4,a${REST}\r\n`)).toEqual([[2, 't1'], [3, 't2'], [4, 't3'], [6, 't4']]);
-    expect(await lines(`${HEADER}\n`, `t1,a${REST}\r\n\r\nt2,a${REST}\r\nt3,a${REST}`)).toEqual([[2, 't1'], [4, 't2'], [5, 't3']]);
-    expect(await lines(`${HEADER}\r`, `t1,a${REST}\r\rt2,a${REST}\r`)).toEqual([[2, 't1'], [4, 't2']]);
+    expect(await lines(`${HEADER}\r\n`, `t1,a${REST}\r\nt2,a${REST}\nt3,a${REST}\n\nt4,a${REST}\r\n`)).toEqual([
+      [2, 't1'],
+      [3, 't2'],
+      [4, 't3'],
+      [6, 't4'],
+    ]);
+    expect(await lines(`${HEADER}\n`, `t1,a${REST}\r\n\r\nt2,a${REST}\r\nt3,a${REST}`)).toEqual([
+      [2, 't1'],
+      [4, 't2'],
+      [5, 't3'],
+    ]);
+    expect(await lines(`${HEADER}\r`, `t1,a${REST}\r\rt2,a${REST}\r`)).toEqual([
+      [2, 't1'],
+      [4, 't2'],
+    ]);
   });
 
   it('numbers a record with the wrong number of cells, and the records after it', async () => {
@@ -73,7 +99,11 @@ describe('CSV records: line numbers and raw text', () => {
 
   it('gives a record the parser could not read its place among the others, in file order', async () => {
     const records = await read(`t1,a${REST}\nt"2,a${REST}\nt3,a${REST}\n`);
-    expect(records.map((r) => [r.index, r.line, r.tag ?? r.error?.slice(0, 21)])).toEqual([[0, 2, 't1'], [-1, 3, 'Invalid Opening Quote'], [1, 4, 't3']]);
+    expect(records.map((r) => [r.index, r.line, r.tag ?? r.error?.slice(0, 21)])).toEqual([
+      [0, 2, 't1'],
+      [-1, 3, 'Invalid Opening Quote'],
+      [1, 4, 't3'],
+    ]);
   });
 
   it('keeps the count when the input arrives in small chunks', async () => {

@@ -5,7 +5,9 @@ describe('upload bookkeeping', () => {
     const range = rejectsOfImport('f0a1') as { _id: { $gt: string; $lt: string } };
     const inRange = (id: string) => id > range._id.$gt && id < range._id.$lt;
     expect([rejectId('f0a1', 2), rejectId('f0a1', 9_999_999_999)].every(inRange)).toBe(true);
-    expect([rejectId('f0a', 2), rejectId('f0a10', 2), rejectId('f0a1-x', 2), rejectId('f0a1_', 2), rejectId('f0a1z', 2)].some(inRange)).toBe(false);
+    expect(
+      [rejectId('f0a', 2), rejectId('f0a10', 2), rejectId('f0a1-x', 2), rejectId('f0a1_', 2), rejectId('f0a1z', 2)].some(inRange),
+    ).toBe(false);
     const lines = [10, 2, 100, 9];
     expect(lines.map((l) => rejectId('f0a1', l)).sort()).toEqual([2, 9, 10, 100].map((l) => rejectId('f0a1', l)));
   });

@@ -18,7 +18,12 @@ const REAL_WORLD: Array<[string, string, string | null, string]> = [
   ['OpenSIPS $ru with password', 'sip:1001:secret@pbx.example.com', '1001', '1001'],
   ['OpenSIPS $ru, percent-encoded +', 'sip:%2B3906@h', '+3906', '3906'],
   ['OpenSIPS $ru, isub in the user part', 'sip:123;isub=1@h', '123', '123'],
-  ['OpenSIPS $ru, dashes and user params', 'sip:+1-202-555-0100;npdi;rn=+1-202-555-0000@gw.example.net;user=phone', '+1-202-555-0100', '12025550100'],
+  [
+    'OpenSIPS $ru, dashes and user params',
+    'sip:+1-202-555-0100;npdi;rn=+1-202-555-0000@gw.example.net;user=phone',
+    '+1-202-555-0100',
+    '12025550100',
+  ],
   // Asterisk PJSIP headers
   ['PJSIP From with tag', '"Bob" <sip:100@192.168.1.10:5060;transport=udp>;tag=abc123', '100', '100'],
   ['PJSIP P-Asserted-Identity tel', '<tel:+15551234567>', '+15551234567', '15551234567'],
@@ -113,14 +118,16 @@ const uriTail = fc.constantFrom('', ';user=phone', ';transport=tcp;user=phone', 
 const scheme = fc.constantFrom('sip', 'sips', 'SIP', 'Sips', 'tel', 'TEL');
 const displayName = fc.oneof(
   fc.constant(''),
-  fc.string({ unit: fc.constantFrom(...'abcXYZ019 -.!%*_+`\'~'), minLength: 1, maxLength: 12 }).map((s) => `${s.trim() || 'x'} `),
+  fc.string({ unit: fc.constantFrom(..."abcXYZ019 -.!%*_+`'~"), minLength: 1, maxLength: 12 }).map((s) => `${s.trim() || 'x'} `),
   fc.string({ unit: fc.constantFrom(...'ab <>@:;,"\\sip'), maxLength: 12 }).map((s) => `"${s.replace(/["\\]/g, '\\$&')}" `),
 );
 const headerParams = fc.constantFrom('', ';tag=abc123', ';party=calling;privacy=off', ';reason=unconditional');
 
 /** A URI around a user part, with its scheme's own suffix (tel has no host). */
 const uriAround = (user: string) =>
-  fc.tuple(scheme, hostPart, uriTail).map(([s, host, tail]) => (s.toLowerCase() === 'tel' ? `${s}:${user}${tail.replace('?X-H=a@b', '')}` : `${s}:${user}@${host}${tail}`));
+  fc
+    .tuple(scheme, hostPart, uriTail)
+    .map(([s, host, tail]) => (s.toLowerCase() === 'tel' ? `${s}:${user}${tail.replace('?X-H=a@b', '')}` : `${s}:${user}@${host}${tail}`));
 
 describe('properties', () => {
   it('separators and a leading + inside any URI form never change the number: ratingNumber(sip:+<formatted d>@host) = d', () => {
@@ -148,7 +155,13 @@ describe('properties', () => {
       digitsAndFormatted.map(([, f]) => f),
       fc.string({ unit: fc.constantFrom(...'0123456789*#+abc -.()%2B'), maxLength: 20 }),
     );
-    const raw = user.chain((u) => fc.oneof(fc.constant(u), uriAround(u), uriAround(u).chain((uri) => displayName.map((n) => `${n}<${uri}>`))));
+    const raw = user.chain((u) =>
+      fc.oneof(
+        fc.constant(u),
+        uriAround(u),
+        uriAround(u).chain((uri) => displayName.map((n) => `${n}<${uri}>`)),
+      ),
+    );
     fc.assert(
       fc.property(raw, (r) => {
         const once = ratingNumber(r);
@@ -178,7 +191,9 @@ describe('properties', () => {
 
   it('percent-decoding round-trips encodeURIComponent of any well-formed, control-free text', () => {
     // eslint-disable-next-line no-control-regex
-    const printable = fc.string({ unit: 'grapheme', maxLength: 20 }).filter((s) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s));
+    const printable = fc
+      .string({ unit: 'grapheme', maxLength: 20 })
+      .filter((s) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/.test(s));
     fc.assert(fc.property(printable, (s) => expect(percentDecode(encodeURIComponent(s))).toBe(s)));
   });
 });

@@ -21,7 +21,7 @@ describe('access policies', () => {
     expect(agentAccess('/v1/begin_transaction')).toEqual({ anyOf: ['agent'] });
   });
 
-  it('leaves the operator console\'s static files open on the API only', () => {
+  it("leaves the operator console's static files open on the API only", () => {
     for (const path of ['/console', '/console/', '/console/*', '/console/assets/index-abc123.js', '/console/accounts/1/show']) {
       expect(apiAccess(path)).toBe('open');
       expect(agentAccess(path)).toEqual({ anyOf: ['agent'] });

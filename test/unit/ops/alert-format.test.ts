@@ -34,7 +34,15 @@ describe('alert formats', () => {
 
   it('writes the e-mail text with the details that are set', () => {
     expect(alertText(alert)).toBe(
-      [alert.message, '', 'Alert: END_CALL', 'Account: acme', 'Transaction: t-1', 'available_balance: -3', 'At: 2026-11-21T10:00:00.000Z'].join('\n'),
+      [
+        alert.message,
+        '',
+        'Alert: END_CALL',
+        'Account: acme',
+        'Transaction: t-1',
+        'available_balance: -3',
+        'At: 2026-11-21T10:00:00.000Z',
+      ].join('\n'),
     );
   });
 
@@ -46,6 +54,9 @@ describe('alert formats', () => {
   });
 
   it('treats blank notification fields as no recipient', () => {
-    expect(recipientOf({ account_tag: 'a', notification_email: ' a@b.c ', notification_mobile: '' })).toEqual({ email: 'a@b.c', mobile: null });
+    expect(recipientOf({ account_tag: 'a', notification_email: ' a@b.c ', notification_mobile: '' })).toEqual({
+      email: 'a@b.c',
+      mobile: null,
+    });
   });
 });

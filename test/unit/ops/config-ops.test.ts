@@ -28,7 +28,11 @@ describe('operations configuration', () => {
       LOW_BALANCE_THRESHOLD: '5000',
       RATING_TOKENS: 'ops:read+write:0123456789abcdef',
     });
-    expect(config).toMatchObject({ smtpUrl: 'smtps://u:p@mail.example.com:465', alertWebhookSecret: 'hmac-key', lowBalanceThreshold: 5000n });
+    expect(config).toMatchObject({
+      smtpUrl: 'smtps://u:p@mail.example.com:465',
+      alertWebhookSecret: 'hmac-key',
+      lowBalanceThreshold: 5000n,
+    });
     expect(config.bootstrapTokens.map((t) => t.name)).toEqual(['ops']);
   });
 

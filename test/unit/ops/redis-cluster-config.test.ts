@@ -27,16 +27,19 @@ describe('REDIS_CLUSTER_NODES', () => {
     );
   });
 
-  it.each(['10.0.0.1', '10.0.0.1:', ':7000', '10.0.0.1:70000', 'redis://10.0.0.1:7000', '10.0.0.1:7000,,10.0.0.2:7000', 'a b:1'])('names a malformed node: %j', (value) => {
-    let error: unknown;
-    try {
-      loadConfig({ REDIS_CLUSTER_NODES: value });
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).message).toMatch(/REDIS_CLUSTER_NODES: ".*" is not a host:port seed node/);
-  });
+  it.each(['10.0.0.1', '10.0.0.1:', ':7000', '10.0.0.1:70000', 'redis://10.0.0.1:7000', '10.0.0.1:7000,,10.0.0.2:7000', 'a b:1'])(
+    'names a malformed node: %j',
+    (value) => {
+      let error: unknown;
+      try {
+        loadConfig({ REDIS_CLUSTER_NODES: value });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).message).toMatch(/REDIS_CLUSTER_NODES: ".*" is not a host:port seed node/);
+    },
+  );
 
   it('parses without a config', () => {
     expect(parseRedisNodes('X', '127.0.0.1:1').nodes).toEqual([{ host: '127.0.0.1', port: 1 }]);

@@ -11,8 +11,17 @@ describe('servers file', () => {
 
   it('is written whole, readable by this user only, and removed by its writer', () => {
     const dataDir = path.join(dir, 'a', 'data'); // created when missing
-    const remove = writeServersFile(dataDir, { mongoUrl: 'mongodb://127.0.0.1:1/rating', redisUrl: 'unix:///x/redis.sock', queuePrefix: 'q' });
-    expect(readServersFile(dataDir)).toMatchObject({ pid: process.pid, mongoUrl: 'mongodb://127.0.0.1:1/rating', redisUrl: 'unix:///x/redis.sock', queuePrefix: 'q' });
+    const remove = writeServersFile(dataDir, {
+      mongoUrl: 'mongodb://127.0.0.1:1/rating',
+      redisUrl: 'unix:///x/redis.sock',
+      queuePrefix: 'q',
+    });
+    expect(readServersFile(dataDir)).toMatchObject({
+      pid: process.pid,
+      mongoUrl: 'mongodb://127.0.0.1:1/rating',
+      redisUrl: 'unix:///x/redis.sock',
+      queuePrefix: 'q',
+    });
     expect(readdirSync(dataDir)).toEqual([SERVERS_FILE]); // no temporary file left
     expect(statSync(path.join(dataDir, SERVERS_FILE)).mode & 0o777).toBe(0o600);
     remove();

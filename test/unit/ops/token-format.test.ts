@@ -27,7 +27,9 @@ describe('token format', () => {
   });
 
   it('reports every bad entry without echoing secrets', () => {
-    const { problems } = parseBootstrapTokens('nocolons,bad name:read:0123456789abcdef,x:admin:0123456789abcdef,y:read:short,y:read:0123456789abcdef');
+    const { problems } = parseBootstrapTokens(
+      'nocolons,bad name:read:0123456789abcdef,x:admin:0123456789abcdef,y:read:short,y:read:0123456789abcdef',
+    );
     expect(problems).toEqual([
       'RATING_TOKENS entry 1 must look like name:scope1+scope2:secret',
       'RATING_TOKENS entry 2: name must be 1-64 letters, digits, "_", "." or "-"',

@@ -28,11 +28,16 @@ describe('deck lines', () => {
       ok: true,
       rate: { prefix: '44', rate: 12, connect_fee: 0, rate_increment: 1, interval_start: 0, description: null },
     });
-    expect(deckLine({ prefix: ' 44 ', rate: '12', connect_fee: '', description: '' })).toMatchObject({ ok: true, rate: { prefix: '44', connect_fee: 0, description: null } });
+    expect(deckLine({ prefix: ' 44 ', rate: '12', connect_fee: '', description: '' })).toMatchObject({
+      ok: true,
+      rate: { prefix: '44', connect_fee: 0, description: null },
+    });
   });
 
   it('reads every column', () => {
-    expect(deckLine({ prefix: '4420', rate: '7', connect_fee: '3', rate_increment: '60', interval_start: '5', description: 'London' })).toEqual({
+    expect(
+      deckLine({ prefix: '4420', rate: '7', connect_fee: '3', rate_increment: '60', interval_start: '5', description: 'London' }),
+    ).toEqual({
       ok: true,
       rate: { prefix: '4420', rate: 7, connect_fee: 3, rate_increment: 60, interval_start: 5, description: 'London' },
     });

@@ -103,7 +103,10 @@ describe('planRemoval', () => {
 
   it('drops a current version starting at or after T: the previous one is current again', () => {
     const before = doc(version(20, T, null), [version(8, null, d('2026-01-01')), version(10, d('2026-01-01'), T)]);
-    expect(planRemoval(before, T)).toEqual({ kind: 'replace', doc: doc(version(10, d('2026-01-01'), T), [version(8, null, d('2026-01-01'))]) });
+    expect(planRemoval(before, T)).toEqual({
+      kind: 'replace',
+      doc: doc(version(10, d('2026-01-01'), T), [version(8, null, d('2026-01-01'))]),
+    });
   });
 
   it('deletes a document with no version before T', () => {
@@ -131,7 +134,10 @@ describe('helpers', () => {
   });
 
   it('cutAt keeps what came before the time', () => {
-    expect(cutAt([version(1, null, d('2026-01-01')), version(2, d('2026-01-01'), null)], T)).toEqual([version(1, null, d('2026-01-01')), version(2, d('2026-01-01'), T)]);
+    expect(cutAt([version(1, null, d('2026-01-01')), version(2, d('2026-01-01'), null)], T)).toEqual([
+      version(1, null, d('2026-01-01')),
+      version(2, d('2026-01-01'), T),
+    ]);
     expect(cutAt([version(1, T, null)], T)).toEqual([]);
   });
 

@@ -63,7 +63,13 @@ function wellFormed(doc: PricelistRateDoc): boolean {
 }
 
 const termsOf = (v: RateVersion | null) =>
-  v && { connect_fee: v.connect_fee, rate: v.rate, rate_increment: v.rate_increment, interval_start: v.interval_start, description: v.description };
+  v && {
+    connect_fee: v.connect_fee,
+    rate: v.rate,
+    rate_increment: v.rate_increment,
+    interval_start: v.interval_start,
+    description: v.description,
+  };
 
 const probes = fc.array(fc.integer({ min: -2, max: 45 }), { minLength: 1, maxLength: 10 });
 
@@ -103,7 +109,10 @@ describe('rate deck planning (properties)', () => {
     fc.assert(
       fc.property(docArb, lineArb, T, (before, line, t) => {
         const v = versionAt(before, t);
-        const same = v !== null && v.datetime_end === null && JSON.stringify(termsOf(v)) === JSON.stringify(termsOf({ ...line, datetime_start: null, datetime_end: null }));
+        const same =
+          v !== null &&
+          v.datetime_end === null &&
+          JSON.stringify(termsOf(v)) === JSON.stringify(termsOf({ ...line, datetime_start: null, datetime_end: null }));
         expect(planLine(before, line, t, target).verdict).toBe(same ? 'unchanged' : 'changed');
       }),
     );

@@ -1,12 +1,12 @@
 import type { RateTerms } from '../../../src/shared/domain/types';
 import { computeFee } from '../../../src/shared/rating';
 
-const terms = (
-  connect_fee: number,
-  rate: number,
-  rate_increment: number,
-  interval_start: number,
-): RateTerms => ({ connect_fee, rate, rate_increment, interval_start });
+const terms = (connect_fee: number, rate: number, rate_increment: number, interval_start: number): RateTerms => ({
+  connect_fee,
+  rate,
+  rate_increment,
+  interval_start,
+});
 
 const MAX = Number.MAX_SAFE_INTEGER; // 9007199254740991
 

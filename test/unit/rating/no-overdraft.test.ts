@@ -75,6 +75,8 @@ describe('no overdraft: a call cut at max_available_units by a 1 s timer costs a
   });
 
   test('postpaid accounts still get the cap whatever the headroom', () => {
-    expect(maxAvailableUnits({ connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 }, -10n, 'POSTPAID', MAX_UNITS_CAP, 2)).toBe(MAX_UNITS_CAP);
+    expect(maxAvailableUnits({ connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 }, -10n, 'POSTPAID', MAX_UNITS_CAP, 2)).toBe(
+      MAX_UNITS_CAP,
+    );
   });
 });

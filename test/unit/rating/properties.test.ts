@@ -124,16 +124,14 @@ const pricelistTag = fc.constantFrom('p1', 'p2', 'p3');
 const carriersArb = fc
   .uniqueArray(fc.record({ tag: carrierTag, active: fc.boolean() }), { selector: (c) => c.tag, maxLength: 5 })
   .map((cs) =>
-    cs.map(
-      ({ tag, active }): CarrierDoc => ({
-        _id: `car-${tag}`,
-        carrier_tag: tag,
-        host: `${tag}.example.net`,
-        port: 5060,
-        protocol: 'UDP',
-        active,
-      }),
-    ),
+    cs.map(({ tag, active }): CarrierDoc => ({
+      _id: `car-${tag}`,
+      carrier_tag: tag,
+      host: `${tag}.example.net`,
+      port: 5060,
+      protocol: 'UDP',
+      active,
+    })),
   );
 
 const ratesArb = fc
@@ -150,15 +148,13 @@ const ratesArb = fc
     { maxLength: 25 },
   )
   .map((rs) =>
-    rs.map(
-      (r, i): PricelistRateDoc => ({
-        ...r,
-        _id: `rate-${i}`,
-        description: null,
-        rate_increment: 60,
-        interval_start: 0,
-      }),
-    ),
+    rs.map((r, i): PricelistRateDoc => ({
+      ...r,
+      _id: `rate-${i}`,
+      description: null,
+      rate_increment: 60,
+      interval_start: 0,
+    })),
   );
 
 const queryArb: fc.Arbitrary<RouteQuery> = fc.record({
@@ -200,14 +196,9 @@ describe('properties against reference implementations', () => {
 
   test('maxAvailableUnits equals a linear scan for prepaid accounts', () => {
     fc.assert(
-      fc.property(
-        smallTerms,
-        fc.bigInt({ min: -50n, max: 6000n }),
-        fc.integer({ min: 0, max: 300 }),
-        (t, available, cap) => {
-          expect(maxAvailableUnits(t, available, 'PREPAID', cap)).toBe(maxUnitsRef(t, available, cap));
-        },
-      ),
+      fc.property(smallTerms, fc.bigInt({ min: -50n, max: 6000n }), fc.integer({ min: 0, max: 300 }), (t, available, cap) => {
+        expect(maxAvailableUnits(t, available, 'PREPAID', cap)).toBe(maxUnitsRef(t, available, cap));
+      }),
       { numRuns: 1500 },
     );
   });

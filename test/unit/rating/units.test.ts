@@ -1,12 +1,12 @@
 import type { AccountType, RateTerms } from '../../../src/shared/domain/types';
 import { canAffordStart, computeFee, maxAvailableUnits, MAX_UNITS_CAP } from '../../../src/shared/rating';
 
-const terms = (
-  connect_fee: number,
-  rate: number,
-  rate_increment: number,
-  interval_start: number,
-): RateTerms => ({ connect_fee, rate, rate_increment, interval_start });
+const terms = (connect_fee: number, rate: number, rate_increment: number, interval_start: number): RateTerms => ({
+  connect_fee,
+  rate,
+  rate_increment,
+  interval_start,
+});
 
 const SAMPLE = terms(0, 20, 60, 0);
 

@@ -78,8 +78,12 @@ describe('one validation for every surface', () => {
         for (const [surface, run] of agentSurfaces) {
           expect({ surface, field, refused: refusedField(() => run(input)) }).toEqual({ surface, field, refused: field });
         }
-        expect(jsonLine(JSON.stringify(input), 2, now)).toEqual({ ok: false, reason: expect.stringMatching(new RegExp(`^BAD_USER_INPUT: ${field}: `)) });
-        if (!/space/.test(what)) expect(csvReason(field, input[field as keyof typeof input] as string)).toMatch(new RegExp(`^BAD_USER_INPUT: ${field}: `));
+        expect(jsonLine(JSON.stringify(input), 2, now)).toEqual({
+          ok: false,
+          reason: expect.stringMatching(new RegExp(`^BAD_USER_INPUT: ${field}: `)),
+        });
+        if (!/space/.test(what))
+          expect(csvReason(field, input[field as keyof typeof input] as string)).toMatch(new RegExp(`^BAD_USER_INPUT: ${field}: `));
       }
       for (const field of ['transaction_tag', 'account_tag']) {
         for (const op of ['end', 'rollback'] as const) {
@@ -87,15 +91,23 @@ describe('one validation for every surface', () => {
         }
       }
       for (const field of ['transaction_tag', 'account_tag', 'destination_account_tag', 'source', 'destination']) {
-        expect(refusedField(() => validate.authorization({ account_tag: 'alice', destination: '4930222', [field]: value }, now, 0))).toBe(field);
+        expect(refusedField(() => validate.authorization({ account_tag: 'alice', destination: '4930222', [field]: value }, now, 0))).toBe(
+          field,
+        );
       }
     });
 
     it(`the API refuses ${what} in every text field, naming it`, () => {
       const account = { account_tag: 'alice' };
       const cases: Array<[string, () => unknown]> = [
-        ...['account_tag', 'name', 'notification_email', 'notification_mobile', 'customer_tag'].map((f): [string, () => unknown] => [f, () => readAccountCreate({ ...account, [f]: value })]),
-        ...['carrier_tags', 'carrier_tags_override', 'pricelist_tags', 'tags', 'linked_accounts'].map((f): [string, () => unknown] => [f, () => readAccountCreate({ ...account, [f]: ['ok', value] })]),
+        ...['account_tag', 'name', 'notification_email', 'notification_mobile', 'customer_tag'].map((f): [string, () => unknown] => [
+          f,
+          () => readAccountCreate({ ...account, [f]: value }),
+        ]),
+        ...['carrier_tags', 'carrier_tags_override', 'pricelist_tags', 'tags', 'linked_accounts'].map((f): [string, () => unknown] => [
+          f,
+          () => readAccountCreate({ ...account, [f]: ['ok', value] }),
+        ]),
         ['carrier_tag', () => readCarrierCreate({ carrier_tag: value, host: '10.0.0.1', port: 5060 })],
         ['host', () => readCarrierCreate({ carrier_tag: 'c', host: value, port: 5060 })],
         ['pricelist_tag', () => readPricelistCreate({ pricelist_tag: value, currency: 'USD' })],
@@ -103,12 +115,19 @@ describe('one validation for every surface', () => {
         ['prefix', () => readRateCreate({ pricelist_tag: 'p', carrier_tag: 'c', prefix: value, rate: 1 })],
         ['description', () => readRateCreate({ pricelist_tag: 'p', carrier_tag: 'c', prefix: '44', rate: 1, description: value })],
         ['pricelist_tag', () => readRateCreate({ pricelist_tag: value, carrier_tag: 'c', prefix: '44', rate: 1 })],
-        ...['transaction_tag', 'account_tag', 'source', 'destination', 'source_ip', 'carrier_ip', 'unauthorized_reason'].map((f): [string, () => unknown] => [
-          f,
-          () => readTransactionCreate({ transaction_tag: 't', account_tag: 'a', [f]: value }),
-        ]),
+        ...['transaction_tag', 'account_tag', 'source', 'destination', 'source_ip', 'carrier_ip', 'unauthorized_reason'].map(
+          (f): [string, () => unknown] => [f, () => readTransactionCreate({ transaction_tag: 't', account_tag: 'a', [f]: value })],
+        ),
         ['tags', () => readTransactionCreate({ transaction_tag: 't', account_tag: 'a', tags: [value] })],
-        ['destination_rate.carrier_tag', () => readTransactionCreate({ transaction_tag: 't', account_tag: 'a', destination_rate: { pricelist_tag: 'p', carrier_tag: value, prefix: '4', rate: 1 } })],
+        [
+          'destination_rate.carrier_tag',
+          () =>
+            readTransactionCreate({
+              transaction_tag: 't',
+              account_tag: 'a',
+              destination_rate: { pricelist_tag: 'p', carrier_tag: value, prefix: '4', rate: 1 },
+            }),
+        ],
       ];
       for (const [field, run] of cases) expect({ field, refused: refusedField(run) }).toEqual({ field, refused: field });
     });
@@ -125,11 +144,19 @@ describe('one validation for every surface', () => {
 
   it('accepts the same good values on the agent and the API', () => {
     expect(validate.record(call, now, 0)).toMatchObject({ source_ip: '192.0.2.1', carrier_ip: '10.0.0.1:5060', tags: ['night'] });
-    expect(readTransactionCreate({ ...call, timestamp_begin: undefined, timestamp_end: undefined })).toMatchObject({ source_ip: '192.0.2.1', carrier_ip: '10.0.0.1:5060', tags: ['night'] });
+    expect(readTransactionCreate({ ...call, timestamp_begin: undefined, timestamp_end: undefined })).toMatchObject({
+      source_ip: '192.0.2.1',
+      carrier_ip: '10.0.0.1:5060',
+      tags: ['night'],
+    });
   });
 
   it('an empty optional agent field is absent; an empty required one is refused', () => {
-    expect(validate.begin({ ...call, source_ip: '', carrier_ip: '', destination_account_tag: '' }, now, 0)).toMatchObject({ source_ip: null, carrier_ip: null, destination_account_tag: null });
+    expect(validate.begin({ ...call, source_ip: '', carrier_ip: '', destination_account_tag: '' }, now, 0)).toMatchObject({
+      source_ip: null,
+      carrier_ip: null,
+      destination_account_tag: null,
+    });
     expect(refusedField(() => validate.begin({ ...call, account_tag: '' }, now, 0))).toBe('account_tag');
   });
 });

@@ -54,11 +54,14 @@ describe('text rules shared by every surface', () => {
     }
   });
 
-  it.each(KINDS)('$name refuses lone surrogates (as JSON.parse makes them) and accepts no U+FFFD substitute silently', ({ parse, insert }) => {
-    for (const lone of ['\ud800', '\udbff', '\udc00', '\udfff', '\udc00\ud800']) expectRefused(parse, insert(lone));
-    // JSON.parse keeps an escaped lone surrogate as it is: the string the resolvers see.
-    expectRefused(parse, insert(JSON.parse('"\\ud83d"') as string));
-  });
+  it.each(KINDS)(
+    '$name refuses lone surrogates (as JSON.parse makes them) and accepts no U+FFFD substitute silently',
+    ({ parse, insert }) => {
+      for (const lone of ['\ud800', '\udbff', '\udc00', '\udfff', '\udc00\ud800']) expectRefused(parse, insert(lone));
+      // JSON.parse keeps an escaped lone surrogate as it is: the string the resolvers see.
+      expectRefused(parse, insert(JSON.parse('"\\ud83d"') as string));
+    },
+  );
 
   it.each(KINDS)('$name refuses leading and trailing whitespace rather than trimming it', ({ parse, good }) => {
     for (const ws of [' ', '\u00a0', '\u3000', '\ufeff']) {
@@ -80,7 +83,9 @@ describe('text rules shared by every surface', () => {
   });
 
   it('property: a string of well-formed, non-control characters without surrounding whitespace passes the shared rules', () => {
-    const safe = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(s) && s.trim() === s); // eslint-disable-line no-control-regex
+    const safe = fc
+      .string({ unit: 'grapheme', minLength: 1, maxLength: 40 })
+      .filter((s) => !/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(s) && s.trim() === s); // eslint-disable-line no-control-regex
     fc.assert(fc.property(safe, (s) => textProblem(s, 1, 1000) === null));
   });
 
@@ -96,10 +101,15 @@ describe('text rules shared by every surface', () => {
   it('property: hasLoneSurrogate agrees with a UTF-8 round trip (what BSON would store)', () => {
     fc.assert(
       // Raw UTF-16 units, surrogate halves often: pairs, reversed pairs and lone halves all occur.
-      fc.property(fc.array(fc.oneof(fc.integer({ min: 0xd800, max: 0xdfff }), fc.integer({ min: 0, max: 0xffff })), { maxLength: 30 }).map((units) => String.fromCharCode(...units)), (s) => {
-        const roundTrip = Buffer.from(s, 'utf8').toString('utf8');
-        expect(hasLoneSurrogate(s)).toBe(roundTrip !== s);
-      }),
+      fc.property(
+        fc
+          .array(fc.oneof(fc.integer({ min: 0xd800, max: 0xdfff }), fc.integer({ min: 0, max: 0xffff })), { maxLength: 30 })
+          .map((units) => String.fromCharCode(...units)),
+        (s) => {
+          const roundTrip = Buffer.from(s, 'utf8').toString('utf8');
+          expect(hasLoneSurrogate(s)).toBe(roundTrip !== s);
+        },
+      ),
     );
   });
 
@@ -138,8 +148,17 @@ describe('text rules shared by every surface', () => {
     });
 
     it('tag lists: at most 100 entries, each a tag, no repeats; the entry is named', () => {
-      expect(tagList('f', Array.from({ length: 100 }, (_, i) => `t${i}`))).toHaveLength(100);
-      expectRefused(tagList, Array.from({ length: 101 }, (_, i) => `t${i}`), /at most 100 entries/);
+      expect(
+        tagList(
+          'f',
+          Array.from({ length: 100 }, (_, i) => `t${i}`),
+        ),
+      ).toHaveLength(100);
+      expectRefused(
+        tagList,
+        Array.from({ length: 101 }, (_, i) => `t${i}`),
+        /at most 100 entries/,
+      );
       expectRefused(tagList, ['a', 'a'], /"a" more than once/);
       expectRefused(tagList, ['ok', 'x'.repeat(129)], /entry 1 must be at most 128/);
       expectRefused(tagList, ['ok', ' pad'], /entry 1 must not start or end with whitespace/);
@@ -189,10 +208,32 @@ describe('text rules shared by every surface', () => {
   });
 
   it('address: host or IP, optionally with a port', () => {
-    for (const good of ['10.0.0.1', '10.0.0.1:5060', 'gw.example.net', 'gw.example.net:5061', '2001:db8::1', '[2001:db8::1]', '[2001:db8::1]:5060', 'fe80::1%eth0']) {
+    for (const good of [
+      '10.0.0.1',
+      '10.0.0.1:5060',
+      'gw.example.net',
+      'gw.example.net:5061',
+      '2001:db8::1',
+      '[2001:db8::1]',
+      '[2001:db8::1]:5060',
+      'fe80::1%eth0',
+    ]) {
       expect(address('f', good)).toBe(good);
     }
-    for (const bad of ['', ':5060', '10.0.0.1:', '10.0.0.1:0', '10.0.0.1:65536', '10.0.0.1:50a', '[10.0.0.1]:5060', '[2001:db8::1', 'a b', 'gw_1.example', 'sip:10.0.0.1', 'x'.repeat(300)]) {
+    for (const bad of [
+      '',
+      ':5060',
+      '10.0.0.1:',
+      '10.0.0.1:0',
+      '10.0.0.1:65536',
+      '10.0.0.1:50a',
+      '[10.0.0.1]:5060',
+      '[2001:db8::1',
+      'a b',
+      'gw_1.example',
+      'sip:10.0.0.1',
+      'x'.repeat(300),
+    ]) {
       expectRefused(address, bad);
     }
   });
@@ -203,8 +244,20 @@ describe('text rules shared by every surface', () => {
   });
 
   it('e-mail is an address a mail server takes, not a display form (fuzz finding: <alice@example.com> was stored)', () => {
-    for (const good of ['ops@example.com', 'first.last+tag@mail.example.co.uk', "o'brien@example.ie", 'x@a-b.example']) expect(email('f', good)).toBe(good);
-    for (const bad of ['<alice@example.com>', '"Alice" <alice@example.com>', 'alice@example', 'a..b@example.com', '.a@example.com', 'a@-example.com', 'a@example.com.', 'a,b@example.com', 'a@b@example.com', '"a b"@example.com']) {
+    for (const good of ['ops@example.com', 'first.last+tag@mail.example.co.uk', "o'brien@example.ie", 'x@a-b.example'])
+      expect(email('f', good)).toBe(good);
+    for (const bad of [
+      '<alice@example.com>',
+      '"Alice" <alice@example.com>',
+      'alice@example',
+      'a..b@example.com',
+      '.a@example.com',
+      'a@-example.com',
+      'a@example.com.',
+      'a,b@example.com',
+      'a@b@example.com',
+      '"a b"@example.com',
+    ]) {
       expectRefused(email, bad);
     }
   });

@@ -68,7 +68,8 @@ const nonZeroBigInt: Parse<bigint> = (field, value) => {
 
 const reason: Parse<string> = (field, value) => {
   const trimmed = typeof value === 'string' ? value.trim() : '';
-  if (trimmed.length < 1 || trimmed.length > MAX_REASON_LENGTH) throw badInput(field, `must be 1 to ${MAX_REASON_LENGTH} characters (surrounding blanks are removed)`);
+  if (trimmed.length < 1 || trimmed.length > MAX_REASON_LENGTH)
+    throw badInput(field, `must be 1 to ${MAX_REASON_LENGTH} characters (surrounding blanks are removed)`);
   return trimmed;
 };
 

@@ -43,7 +43,8 @@ export const accountResolvers: ApiResolvers = {
   },
   Account: {
     id: (account: AccountDoc) => account._id,
-    linked_accounts: (account: AccountDoc, _args: Args, { stores }: ApiContext) => stores.accounts.findByTags(account.linked_accounts ?? []),
+    linked_accounts: (account: AccountDoc, _args: Args, { stores }: ApiContext) =>
+      stores.accounts.findByTags(account.linked_accounts ?? []),
     // Reservations are slots held for calls not begun yet, not calls.
     running_transactions: (account: AccountDoc) => (account.running_transactions ?? []).filter((e) => !isReservation(e)),
     destination_rate: async (account: AccountDoc, args: Args, context: ApiContext) => {

@@ -27,11 +27,7 @@ export function readTaggedKey(args: Args, tagField: string): TaggedKey {
  * `updateX(id, tag, ...)`: with an id, the tag argument is a new value (a rename); without one, the
  * tag names the record and is not a change.
  */
-export function readTaggedUpdate<Doc>(
-  args: Args,
-  tagField: string,
-  rules: FieldRules<Doc>,
-): { key: TaggedKey; patch: Partial<Doc> } {
+export function readTaggedUpdate<Doc>(args: Args, tagField: string, rules: FieldRules<Doc>): { key: TaggedKey; patch: Partial<Doc> } {
   const id = optionalArg(args, 'id', lookupString);
   if (id !== undefined) return { key: { id }, patch: readPatch(rules, args) };
   const tag = optionalArg(args, tagField, lookupString);

@@ -6,7 +6,18 @@ import { requiredArg, type Args } from '../common/input';
 import { readListWindow, sortableFields, type ListArgs } from '../common/listing';
 import { intBetween, lookup } from '../common/validate';
 
-export const importSortable = sortableFields(['name', 'state', 'lines', 'done', 'accepted', 'recorded', 'rejected', 'created_at', 'started_at', 'finished_at']);
+export const importSortable = sortableFields([
+  'name',
+  'state',
+  'lines',
+  'done',
+  'accepted',
+  'recorded',
+  'rejected',
+  'created_at',
+  'started_at',
+  'finished_at',
+]);
 
 /** One store per process context (it holds nothing but the context's database and read limits). */
 const stores = new WeakMap<AppContext, ImportStore>();
@@ -25,7 +36,8 @@ const rejectLimit = intBetween(1, 10_000);
 export const importResolvers: ApiResolvers = {
   Query: {
     Import: (_root: unknown, args: Args, { ctx }: ApiContext) => importStore(ctx).find(requiredArg(args, 'id', lookup)),
-    allImports: (_root: unknown, args: ListArgs<ImportFilter>, { ctx }: ApiContext) => importStore(ctx).list(args.filter ?? {}, readListWindow(args, importSortable)),
+    allImports: (_root: unknown, args: ListArgs<ImportFilter>, { ctx }: ApiContext) =>
+      importStore(ctx).list(args.filter ?? {}, readListWindow(args, importSortable)),
     _allImportsMeta: async (_root: unknown, args: ListArgs<ImportFilter>, { ctx }: ApiContext) => ({
       count: await importStore(ctx).count(args.filter ?? {}),
     }),
@@ -42,7 +54,8 @@ export const importResolvers: ApiResolvers = {
     started_at: (doc: UploadDoc) => doc.started_at ?? null,
     finished_at: (doc: UploadDoc) => doc.finished_at ?? null,
     error: (doc: UploadDoc) => doc.error ?? null,
-    rejects: (doc: UploadDoc, args: Args, { ctx }: ApiContext) => importStore(ctx).rejects(doc._id, rejectLimit('limit', args.limit ?? 100)),
+    rejects: (doc: UploadDoc, args: Args, { ctx }: ApiContext) =>
+      importStore(ctx).rejects(doc._id, rejectLimit('limit', args.limit ?? 100)),
   },
   ImportReject: {
     account_tag: (doc: ImportRejectDoc) => doc.account_tag ?? null,

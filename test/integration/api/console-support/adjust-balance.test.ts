@@ -42,7 +42,13 @@ describe('API adjustBalance', () => {
     expect(await balanceOf('acc')).toBe(1200n);
     const entries = await entriesOf('acc');
     expect(entries).toEqual([
-      expect.objectContaining({ kind: 'adjust', amount: 250n, ref: 'top-up by card', transaction_tag: null, _id: expect.stringMatching(/^adjust:/) }),
+      expect.objectContaining({
+        kind: 'adjust',
+        amount: 250n,
+        ref: 'top-up by card',
+        transaction_tag: null,
+        _id: expect.stringMatching(/^adjust:/),
+      }),
       expect.objectContaining({ kind: 'adjust', amount: -50n, ref: 'correction' }),
     ]);
     expect(entries[0]._id).not.toBe(entries[1]._id);
@@ -76,13 +82,17 @@ describe('API adjustBalance', () => {
   });
 
   it('applies once when 10 calls with one key reach the store at the same moment (no request queue in between)', async () => {
-    const store = new AccountStore(c(), new References(c()), api.ctx.config, { maxTimeMS: 10000 }, api.ctx.mongo.db, { announce: async () => undefined });
+    const store = new AccountStore(c(), new References(c()), api.ctx.config, { maxTimeMS: 10000 }, api.ctx.mongo.db, {
+      announce: async () => undefined,
+    });
     const before = await balanceOf('race');
     const adjustment = { account_tag: 'race', amount: 3n, reason: 'store race', key: 'store-race-key' };
     const [results, other] = await Promise.all([
       Promise.all(Array.from({ length: 10 }, () => store.adjustBalance(adjustment))),
       // Unrelated balance changes at the same time make the compare-and-swap miss and retry.
-      Promise.all(Array.from({ length: 5 }, (_, i) => store.adjustBalance({ account_tag: 'race', amount: 1n, reason: `noise ${i}`, key: null }))),
+      Promise.all(
+        Array.from({ length: 5 }, (_, i) => store.adjustBalance({ account_tag: 'race', amount: 1n, reason: `noise ${i}`, key: null })),
+      ),
     ]);
     expect(other).toHaveLength(5);
     expect(await balanceOf('race')).toBe((before as bigint) + 3n + 5n);

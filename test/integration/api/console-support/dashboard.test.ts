@@ -74,9 +74,21 @@ describe('API dashboard', () => {
         account('post-ok', { balance: 1000n, type: 'POSTPAID', balance_alert_threshold: null }),
         // Running entries: a call of r1 (its own entry and its parent's), an ended call awaiting
         // processing on r3, and a reservation on r2 (not a call).
-        account('r1', { balance: 1000n, linked_accounts: ['r-parent'], running_transactions: [runningEntry('call-1', { origin_account_tag: 'r1' })] }),
-        account('r-parent', { balance: 1000n, running_transactions: [runningEntry('call-1', { id: 'entry-parent', origin_account_tag: 'r1' })] }),
-        account('r2', { balance: 1000n, running_transactions: [runningEntry('held', { origin_account_tag: 'r2', rate: null, reserved_until: new Date(Date.now() + 60_000) })] }),
+        account('r1', {
+          balance: 1000n,
+          linked_accounts: ['r-parent'],
+          running_transactions: [runningEntry('call-1', { origin_account_tag: 'r1' })],
+        }),
+        account('r-parent', {
+          balance: 1000n,
+          running_transactions: [runningEntry('call-1', { id: 'entry-parent', origin_account_tag: 'r1' })],
+        }),
+        account('r2', {
+          balance: 1000n,
+          running_transactions: [
+            runningEntry('held', { origin_account_tag: 'r2', rate: null, reserved_until: new Date(Date.now() + 60_000) }),
+          ],
+        }),
         account('r3', {
           balance: 1000n,
           running_transactions: [runningEntry('ended', { origin_account_tag: 'r3', in_progress: false, timestamp_end: new Date() })],
@@ -115,7 +127,9 @@ describe('API dashboard', () => {
       expect(minutes[0].start).toEqual(new Date(Date.UTC(2026, 10, 23, 11, 31)));
       expect(minutes[59].start).toEqual(new Date(Date.UTC(2026, 10, 23, 12, 30)));
       for (let i = 1; i < 60; i++) expect(minutes[i].start.getTime() - minutes[i - 1].start.getTime()).toBe(MINUTE);
-      const nonEmpty = minutes.filter((b) => b.calls > 0 || b.revenue !== 0n).map((b) => [b.start.toISOString().slice(11, 16), b.calls, b.revenue]);
+      const nonEmpty = minutes
+        .filter((b) => b.calls > 0 || b.revenue !== 0n)
+        .map((b) => [b.start.toISOString().slice(11, 16), b.calls, b.revenue]);
       expect(nonEmpty).toEqual([
         ['11:31', 1, 11n],
         ['12:28', 2, 7n],
@@ -199,7 +213,13 @@ describe('API dashboard', () => {
       expect(dashboard.running_calls).toBe(2);
       expect(dashboard.accounts_below_threshold_count).toBe(6);
       expect(dashboard.accounts_below_threshold[0]).toEqual({ account_tag: 'post', balance: -100 });
-      expect(dashboard.queues.map((q: { name: string }) => q.name)).toEqual(['transactions', 'processing', 'alerts', 'maintenance', 'imports']);
+      expect(dashboard.queues.map((q: { name: string }) => q.name)).toEqual([
+        'transactions',
+        'processing',
+        'alerts',
+        'maintenance',
+        'imports',
+      ]);
       expect(dashboard.workers).toBe(0);
       expect(Date.now() - Date.parse(dashboard.generated_at)).toBeLessThan(60_000);
     });
@@ -234,15 +254,28 @@ describe('API dashboard', () => {
       const end = new Date(Date.now() - 5_000);
       const begin = new Date(end.getTime() - 10_000);
       const recorded = await h.rest('/v1/record_transaction', {
-        transaction_tag: 'rec-1', account_tag: 'child', source: '100', destination: '393299',
-        timestamp_begin: begin.toISOString(), timestamp_end: end.toISOString(),
+        transaction_tag: 'rec-1',
+        account_tag: 'child',
+        source: '100',
+        destination: '393299',
+        timestamp_begin: begin.toISOString(),
+        timestamp_end: end.toISOString(),
       });
       expect(recorded.body).toMatchObject({ ok: true });
       // The parent holds its own share of the call.
-      await waitFor(async () => (await h.ctx.mongo.collections.transactions.countDocuments({ transaction_tag: 'rec-1' })) === 2, 'both records');
-      expect((await h.rest('/v1/begin_transaction', { transaction_tag: 'run-1', account_tag: 'child', source: '100', destination: '393299' })).body).toMatchObject({ ok: true });
+      await waitFor(
+        async () => (await h.ctx.mongo.collections.transactions.countDocuments({ transaction_tag: 'rec-1' })) === 2,
+        'both records',
+      );
+      expect(
+        (await h.rest('/v1/begin_transaction', { transaction_tag: 'run-1', account_tag: 'child', source: '100', destination: '393299' }))
+          .body,
+      ).toMatchObject({ ok: true });
       // A reservation is a slot, not a call.
-      expect((await h.rest('/v1/authorization', { transaction_tag: 'held-1', account_tag: 'parent', source: '100', destination: '393299' })).body).toMatchObject({ authorized: true });
+      expect(
+        (await h.rest('/v1/authorization', { transaction_tag: 'held-1', account_tag: 'parent', source: '100', destination: '393299' }))
+          .body,
+      ).toMatchObject({ authorized: true });
 
       const answer = await graphql<{ dashboard: Record<string, never> }>(url, DASHBOARD);
       expect(answer.status).toBe(200);

@@ -6,7 +6,9 @@ describe('API console search (q)', () => {
 
   /** Tags of the records a list query returns for `filter`, sorted, and the count query's answer. */
   async function search(list: string, tagField: string, filter: Record<string, unknown>): Promise<{ tags: string[]; count: number }> {
-    const type = { Accounts: 'AccountFilter', Carriers: 'CarrierFilter', Pricelists: 'PricelistFilter', Transactions: 'TransactionFilter' }[list];
+    const type = { Accounts: 'AccountFilter', Carriers: 'CarrierFilter', Pricelists: 'PricelistFilter', Transactions: 'TransactionFilter' }[
+      list
+    ];
     const data = await api.ok(
       `query($f: ${type}) { all${list}(filter: $f, perPage: 100) { ${tagField} } _all${list}Meta(filter: $f) { count } }`,
       { f: filter },
@@ -103,18 +105,30 @@ describe('API console search (q)', () => {
     });
 
     it('destination_prefix matches the start of the destination only, literally', async () => {
-      expect(await search('Transactions', 'transaction_tag', { destination_prefix: '3906' })).toEqual({ tags: ['call1', 'call2'], count: 2 });
+      expect(await search('Transactions', 'transaction_tag', { destination_prefix: '3906' })).toEqual({
+        tags: ['call1', 'call2'],
+        count: 2,
+      });
       expect(await search('Transactions', 'transaction_tag', { destination_prefix: '0612' })).toEqual({ tags: [], count: 0 });
       expect(await search('Transactions', 'transaction_tag', { destination_prefix: '.' })).toEqual({ tags: [], count: 0 });
       expect(await search('Transactions', 'transaction_tag', { destination_prefix: '39|49' })).toEqual({ tags: [], count: 0 });
-      expect(await search('Transactions', 'transaction_tag', { destination_prefix: '3906', q: 'call2' })).toEqual({ tags: ['call2'], count: 1 });
+      expect(await search('Transactions', 'transaction_tag', { destination_prefix: '3906', q: 'call2' })).toEqual({
+        tags: ['call2'],
+        count: 1,
+      });
     });
 
     it('filters on timestamp_end with _gte and _lte (inclusive)', async () => {
       const f = { timestamp_end_gte: '2026-01-01T11:00:00Z', timestamp_end_lte: '2026-01-02T10:00:00Z' };
       expect(await search('Transactions', 'transaction_tag', f)).toEqual({ tags: ['CALLX', 'call2'], count: 2 });
-      expect(await search('Transactions', 'transaction_tag', { timestamp_end_gt: '2026-01-02T10:00:00Z' })).toEqual({ tags: ['call4'], count: 1 });
-      expect(await search('Transactions', 'transaction_tag', { timestamp_end_lt: '2026-01-01T11:00:00Z' })).toEqual({ tags: ['call1'], count: 1 });
+      expect(await search('Transactions', 'transaction_tag', { timestamp_end_gt: '2026-01-02T10:00:00Z' })).toEqual({
+        tags: ['call4'],
+        count: 1,
+      });
+      expect(await search('Transactions', 'transaction_tag', { timestamp_end_lt: '2026-01-01T11:00:00Z' })).toEqual({
+        tags: ['call1'],
+        count: 1,
+      });
     });
   });
 
@@ -128,13 +142,21 @@ describe('API console search (q)', () => {
       ['Transactions', 'TransactionFilter'],
     ])('all%s refuses a q over 100 characters with BAD_USER_INPUT on q, list and count alike', async (list, type) => {
       expectError(await api.gql(`query($f: ${type}) { all${list}(filter: $f) { id } }`, { f: { q: tooLong } }), 'BAD_USER_INPUT', 'q');
-      expectError(await api.gql(`query($f: ${type}) { _all${list}Meta(filter: $f) { count } }`, { f: { q: tooLong } }), 'BAD_USER_INPUT', 'q');
+      expectError(
+        await api.gql(`query($f: ${type}) { _all${list}Meta(filter: $f) { count } }`, { f: { q: tooLong } }),
+        'BAD_USER_INPUT',
+        'q',
+      );
       // 100 characters are accepted.
-      expect((await api.gql(`query($f: ${type}) { _all${list}Meta(filter: $f) { count } }`, { f: { q: 'x'.repeat(100) } })).body.errors).toBeUndefined();
+      expect(
+        (await api.gql(`query($f: ${type}) { _all${list}Meta(filter: $f) { count } }`, { f: { q: 'x'.repeat(100) } })).body.errors,
+      ).toBeUndefined();
     });
 
     it('refuses a destination_prefix over 100 characters with BAD_USER_INPUT on destination_prefix', async () => {
-      const answer = await api.gql('query($f: TransactionFilter) { allTransactions(filter: $f) { id } }', { f: { destination_prefix: '3'.repeat(101) } });
+      const answer = await api.gql('query($f: TransactionFilter) { allTransactions(filter: $f) { id } }', {
+        f: { destination_prefix: '3'.repeat(101) },
+      });
       expectError(answer, 'BAD_USER_INPUT', 'destination_prefix');
     });
   });

@@ -19,7 +19,10 @@ describe('API viewer', () => {
     });
 
     it('answers the token name and its scopes: a read-only token', async () => {
-      expect(await asToken('ro-secret-0123456789')).toEqual({ status: 200, body: { data: { viewer: { name: 'console-ro', scopes: ['read'] } } } });
+      expect(await asToken('ro-secret-0123456789')).toEqual({
+        status: 200,
+        body: { data: { viewer: { name: 'console-ro', scopes: ['read'] } } },
+      });
     });
 
     it('answers the scopes in a fixed order (read, write, agent) whatever order they were configured in', async () => {
