@@ -41,15 +41,13 @@ describe.each(['memory', 'h2'] as const)('MongoDB-wire server (%s): stored docum
   });
 
   it('equal values in a unique key are found by it, and documents come back field for field', async () => {
-    const records = client
-      .db(dbName)
-      .collection<{
-        _id: string;
-        account_tag: string;
-        transaction_tag: string;
-        origin_account_tag: string;
-        parties: Array<{ account_tag: string; fee: number }>;
-      }>('records');
+    const records = client.db(dbName).collection<{
+      _id: string;
+      account_tag: string;
+      transaction_tag: string;
+      origin_account_tag: string;
+      parties: Array<{ account_tag: string; fee: number }>;
+    }>('records');
     await records.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true });
     // The caller is its own origin, and its parties repeat its tag: the same value many times per document.
     const doc = (n: number) => ({
