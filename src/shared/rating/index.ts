@@ -17,3 +17,15 @@ export {
   type RouteQuery,
 } from './routing';
 export { RatingIndex, type PrefixMatch, type PrefixMatchRate } from './rating-index';
+export { segmentedFee, segmentedMaxUnits, constantTimeline, type PriceTimeline, type Segment, type SegmentedFee } from './segments';
+export {
+  edgesOf,
+  isTimeZone,
+  localTime,
+  nextBoundary,
+  specificity,
+  timingMatches,
+  timingProblem,
+  type Holidays,
+  type RateTiming,
+} from './timing';
