@@ -733,6 +733,14 @@ interface OpOutcome {
   answers: string[];
 }
 
+/** What the chaos clients read of an authorization's answer. */
+interface AuthorizationReply {
+  authorized?: boolean;
+  unauthorized_reason?: string;
+  max_available_units?: number;
+  carriers?: string[];
+}
+
 /** The client's knowledge of a call once it is done with it. */
 type Expect = 'charged' | 'absent' | 'running' | 'unknown';
 
@@ -1022,40 +1030,10 @@ class Client {
    */
   private async failover(caller: (typeof FAILOVER_CALLERS)[number]): Promise<void> {
     const tag = `fo${this.id}-${++this.serial}`;
-    bump(this.run.sent, 'authorization');
-    let units = 0;
-    let onC2 = false;
-    let kind: string;
-    try {
-      const response = await fetch(`${this.agentUrl}/v1/authorization`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ transaction_tag: tag, account_tag: caller, destination: '39555000' }),
-        signal: AbortSignal.any([this.run.hardStop.signal, AbortSignal.timeout(CLIENT_TIMEOUT_MS)]),
-      });
-      const answer = (await response.json().catch(() => null)) as {
-        authorized?: boolean;
-        unauthorized_reason?: string;
-        max_available_units?: number;
-        carriers?: string[];
-      } | null;
-      kind =
-        response.status !== 200
-          ? `HTTP_${response.status}`
-          : answer?.authorized
-            ? 'authorized'
-            : (answer?.unauthorized_reason ?? 'unreadable');
-      if (answer?.authorized) {
-        units = answer.max_available_units ?? 0;
-        // c2 is left out of the list once a party cannot pay a second there: the proxy then uses c1.
-        onC2 = answer.carriers?.some((c) => c.endsWith(C2_ADDRESS)) ?? false;
-      }
-    } catch (err) {
-      kind = fetchFailure(err).kind;
-    }
-    const byOp = this.run.answersByOp.get('authorization') ?? new Map<string, number>();
-    this.run.answersByOp.set('authorization', byOp);
-    bump(byOp, kind);
+    const answer = await this.authorize(tag, caller, '39555000');
+    const units = answer?.authorized ? (answer.max_available_units ?? 0) : 0;
+    // c2 is left out of the list once a party cannot pay a second there: the proxy then uses c1.
+    const onC2 = answer?.carriers?.some((c) => c.endsWith(C2_ADDRESS)) ?? false;
     if (units <= 0) return;
     const secs = this.rng() < 0.34 ? units + 1 : Math.min(units, between(this.rng, 1, 20));
     const call = this.newCall('failover', caller, {
@@ -1199,28 +1177,36 @@ class Client {
   }
 
   private async authorizeFirst(call: Call): Promise<void> {
+    await this.authorize(call.tag, call.caller, call.destination);
+  }
+
+  /** One authorization, counted by its answer; the answer when one came. */
+  private async authorize(tag: string, caller: string, destination: string): Promise<AuthorizationReply | null> {
     bump(this.run.sent, 'authorization');
     let kind: string;
+    let answer: AuthorizationReply | null = null;
     try {
       const response = await fetch(`${this.agentUrl}/v1/authorization`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ transaction_tag: call.tag, account_tag: call.caller, destination: call.destination }),
+        body: JSON.stringify({ transaction_tag: tag, account_tag: caller, destination }),
         signal: AbortSignal.any([this.run.hardStop.signal, AbortSignal.timeout(CLIENT_TIMEOUT_MS)]),
       });
-      const answer = (await response.json().catch(() => null)) as { authorized?: boolean; unauthorized_reason?: string } | null;
+      answer = (await response.json().catch(() => null)) as AuthorizationReply | null;
       kind =
         response.status !== 200
           ? `HTTP_${response.status}`
           : answer?.authorized
             ? 'authorized'
             : (answer?.unauthorized_reason ?? 'unreadable');
+      if (response.status !== 200) answer = null;
     } catch (err) {
       kind = fetchFailure(err).kind;
     }
     const byOp = this.run.answersByOp.get('authorization') ?? new Map<string, number>();
     this.run.answersByOp.set('authorization', byOp);
     bump(byOp, kind);
+    return answer;
   }
 
   private async post(op: Op, body: Record<string, unknown>, timeoutMs = CLIENT_TIMEOUT_MS): Promise<Answer> {

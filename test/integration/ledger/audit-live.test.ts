@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { callId } from '../../../src/shared/domain/types';
 import { auditLedger } from '../../../src/shared/ledger/audit';
 import type { Collections } from '../../../src/shared/mongo';
-import type { RecordJob } from '../../../src/shared/calls';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { record } from '../../../src/workers/transactions/record';
 import { rollback } from '../../../src/workers/transactions/rollback';
 import { ApiHarness, startApi } from '../api/api-harness';
+import { callJobs } from '../../support/call-jobs';
 import { account, perSecondRating, runningEntry, seed } from '../../support/seed';
 
 /**
@@ -22,21 +22,7 @@ describe('the ledger audit under live traffic', () => {
   let rating: RatingDataCache;
   const t0 = Date.now() - 3_600_000;
   let n = 0;
-  const recordJob = (tag: string, accountTag: string, seconds: number): RecordJob => ({
-    op: 'record',
-    transaction_tag: tag,
-    account_tag: accountTag,
-    source: '1',
-    destination: '391234',
-    source_ip: null,
-    carrier_ip: null,
-    tags: null,
-    destination_account_tag: null,
-    timestamp_auth: null,
-    timestamp_begin: new Date(t0).toISOString(),
-    timestamp_end: new Date(t0 + seconds * 1000).toISOString(),
-    deadline: Date.now() + 10_000,
-  });
+  const recordJob = callJobs(t0).record;
   const charge = (tag: string, accountTag: string, seconds = 10) => {
     const job = recordJob(tag, accountTag, seconds);
     return record(deps, job, { id: `job-${++n}`, deadline: job.deadline });

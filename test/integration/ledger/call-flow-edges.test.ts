@@ -1,7 +1,7 @@
 import { callId } from '../../../src/shared/domain/types';
 import { auditLedger } from '../../../src/shared/ledger/audit';
 import type { ProcessingJob } from '../../../src/shared/queues/payloads';
-import type { AuthorizationJob, BeginJob, EndJob, RecordJob, RollbackJob } from '../../../src/shared/calls';
+import type { AuthorizationJob } from '../../../src/shared/calls';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { recoverInterrupted } from '../../../src/workers/maintenance/recover';
 import { requeueEndedCalls } from '../../../src/workers/maintenance/requeue-ended';
@@ -15,6 +15,7 @@ import { insertRecord } from '../../../src/workers/transactions/record-store';
 import { record } from '../../../src/workers/transactions/record';
 import { rollback } from '../../../src/workers/transactions/rollback';
 import { transactionProcessor } from '../../../src/workers/transactions/processor';
+import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account, carrier, perSecondRating, pricelist, rate, seed } from '../../support/seed';
 
@@ -35,55 +36,13 @@ describe('money at the edges of real call flows', () => {
   const balance = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.balance;
   const running = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.running_transactions;
   const ok = { ok: true, reason: null };
-  const t0 = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
-  const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000).toISOString();
-  const soon = () => Date.now() + 10_000;
-  let jobs = 0;
-  const call = (tag: string, accountTag: string) => ({
-    transaction_tag: tag,
-    account_tag: accountTag,
-    source: '1',
-    destination: '391234',
-    source_ip: null,
-    carrier_ip: null,
-    tags: null,
-    destination_account_tag: null,
-    timestamp_auth: null,
-    timestamp_begin: at(0),
-  });
-  const beginJob = (tag: string, accountTag: string, deadline = soon()): BeginJob => ({ op: 'begin', ...call(tag, accountTag), deadline });
-  const endJob = (tag: string, accountTag: string, seconds: number, deadline = soon()): EndJob => ({
-    op: 'end',
-    transaction_tag: tag,
-    account_tag: accountTag,
-    timestamp_end: at(seconds),
-    deadline,
-  });
-  const recordJob = (tag: string, accountTag: string, seconds: number, deadline = soon()): RecordJob => ({
-    op: 'record',
-    ...call(tag, accountTag),
-    timestamp_end: at(seconds),
-    deadline,
-  });
-  const rollbackJob = (tag: string, accountTag: string, deadline = soon()): RollbackJob => ({
-    op: 'rollback',
-    transaction_tag: tag,
-    account_tag: accountTag,
-    deadline,
-  });
-  const authorizationJob = (tag: string | null, accountTag: string, deadline = soon()): AuthorizationJob => ({
-    op: 'authorization',
-    account_tag: accountTag,
-    destination: '391234',
-    source: '1',
-    transaction_tag: tag,
-    destination_account_tag: null,
-    deadline,
-  });
+  const jobs = callJobs(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  const { begin: beginJob, end: endJob, record: recordJob, rollback: rollbackJob, authorization: authorizationJob } = jobs;
+  let jobCount = 0;
   const run = async <J extends { deadline: number }, R>(
     fn: (d: TransactionDeps, job: J, r: { id: string; deadline: number }) => Promise<R>,
     job: J,
-  ) => fn(deps, job, { id: `job-${++jobs}`, deadline: job.deadline });
+  ) => fn(deps, job, { id: `job-${++jobCount}`, deadline: job.deadline });
   const processAll = async (tag: string) => {
     for (const entry of (await running(tag)).filter((e) => !e.in_progress)) {
       await processEndedCall(deps, {

@@ -1,6 +1,6 @@
 import { auditLedger } from '../../../src/shared/ledger/audit';
 import { decideAbandoned } from '../../../src/shared/calls/decisions';
-import type { BeginJob, EndJob, RecordJob, RollbackJob } from '../../../src/shared/calls';
+import type { RollbackJob } from '../../../src/shared/calls';
 import { RatingDataCache } from '../../../src/shared/rating-data/cache';
 import { SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
@@ -11,6 +11,7 @@ import { record } from '../../../src/workers/transactions/record';
 import { rollback } from '../../../src/workers/transactions/rollback';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
+import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account, perSecondRating, seed } from '../../support/seed';
 
@@ -28,34 +29,10 @@ describe('recovery: TIMEOUT is true, interrupted operations are finished or undo
   const balance = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.balance;
   const running = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.running_transactions;
   const now = () => Date.now();
-  const t0 = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
-  const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000).toISOString();
-  const call = (tag: string, accountTag: string) => ({
-    transaction_tag: tag,
-    account_tag: accountTag,
-    source: '1',
-    destination: '391234',
-    source_ip: null,
-    carrier_ip: null,
-    tags: null,
-    destination_account_tag: null,
-    timestamp_auth: null,
-    timestamp_begin: at(0),
-  });
-  const beginJob = (tag: string, accountTag: string, deadline: number): BeginJob => ({ op: 'begin', ...call(tag, accountTag), deadline });
-  const endJob = (tag: string, accountTag: string, deadline: number): EndJob => ({
-    op: 'end',
-    transaction_tag: tag,
-    account_tag: accountTag,
-    timestamp_end: at(10),
-    deadline,
-  });
-  const recordJob = (tag: string, accountTag: string, deadline: number): RecordJob => ({
-    op: 'record',
-    ...call(tag, accountTag),
-    timestamp_end: at(10),
-    deadline,
-  });
+  const jobs = callJobs(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  const beginJob = (tag: string, accountTag: string, deadline: number) => jobs.begin(tag, accountTag, deadline);
+  const endJob = (tag: string, accountTag: string, deadline: number) => jobs.end(tag, accountTag, 10, deadline);
+  const recordJob = (tag: string, accountTag: string, deadline: number) => jobs.record(tag, accountTag, 10, deadline);
   /** A sweep run as if the takeover time had passed. */
   const sweepLater = () => recoverInterrupted(deps, new Date(now() + takeoverAfterMs(deps) + 60_000));
 
