@@ -152,6 +152,7 @@ export async function runImport(argv: string[]): Promise<number> {
       totals,
       onInvalid: (line, reason, raw) => rejects.write(line, reason, raw),
       onAccepted: (rec) => pendingRaw.set(rec.line, rec.raw),
+      onHeader: (line, raw) => rejects.setHeader(line, raw),
     });
     await submitter.drain();
     progress.stop();

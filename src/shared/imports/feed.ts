@@ -16,6 +16,8 @@ export interface FeedOptions {
   onInvalid(line: number, reason: string, raw: string): Promise<void>;
   /** A line accepted and about to be sent in its batch. */
   onAccepted?(record: SourceRecord): void;
+  /** The file's header row, as it is in the file (a reject file repeats it, so that it imports again). */
+  onHeader?(line: number, raw: string): void;
 }
 
 /**
@@ -33,6 +35,10 @@ export async function feedRecords(input: Readable, options: FeedOptions): Promis
     batch = [];
   };
   for await (const rec of readRecords(input, format)) {
+    if (rec.header) {
+      options.onHeader?.(rec.line, rec.raw);
+      continue;
+    }
     totals.lines += 1;
     const outcome = rec.error
       ? { ok: false as const, reason: rec.error.startsWith('BAD_USER_INPUT') ? rec.error : `BAD_USER_INPUT: ${rec.error}` }

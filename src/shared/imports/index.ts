@@ -5,7 +5,7 @@
 export { ContentId } from './content-id';
 export { feedRecords, type FeedOptions } from './feed';
 export { csvLine, headerProblems, jsonLine, splitTags, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, type LineOutcome } from './line';
-export { formatOf, HeaderError, readRecords, type Format, type SourceRecord } from './records';
+export { formatOf, HEADER_ROW_REASON, HeaderError, readRecords, REJECTS_HEADER, type Format, type SourceRecord } from './records';
 export { BatchFailed, BatchSubmitter } from './submit';
 export { Totals } from './summary';
 export { validateRecordLine, type Input } from './validate-record';
