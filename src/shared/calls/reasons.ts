@@ -45,3 +45,6 @@ export const ENGINE_FAILURES: ReadonlySet<Reason> = new Set([Reasons.BUSY, Reaso
 
 /** A refusal of one item of a batch (recordTransactions, an import line) for bad input: `BAD_USER_INPUT: <field>: <problem>`. */
 export type BadInputReason = `BAD_USER_INPUT: ${string}`;
+
+/** The reason of a batch item or import line refused for bad input. */
+export const badInputReason = (problem: string): BadInputReason => `BAD_USER_INPUT: ${problem}`;

@@ -227,7 +227,7 @@ export const HEADER_ROW_REASON = 'header row, kept so that this file can be impo
  * The input with its first bytes looked at: whether it is a reject file (its first line is
  * REJECTS_HEADER), and a stream of the whole input again.
  */
-async function peekRejectFile(input: Readable): Promise<{ rejects: boolean; stream: Readable }> {
+export async function peekRejectFile(input: Readable): Promise<{ rejects: boolean; stream: Readable }> {
   const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
   const head: Buffer[] = [];
   let size = 0;
