@@ -219,6 +219,19 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
     expect(counts(totals)).toEqual({ lines: 4, accepted: 1, invalid: 0, unanswered: 0, otherRows: 2, paired: 1 });
     expect(calls[0].timestamp_begin).toBe('2026-01-15T10:00:00.000Z');
   });
+  it('reads milliseconds with examples/kamailio/acc-time-attr.map.json (time_mode 2), rows as Kamailio 5.6 wrote them in the SIP lab', async () => {
+    const map = readFileSync(path.join(examples, '..', 'kamailio', 'acc-time-attr.map.json'), 'utf8');
+    // The BYE's process wrote its file first; the files were concatenated in name order.
+    const rows = [
+      'BYE|27156SIPpTag001|27145SIPpTag011|1-27156@127.0.0.1|200|OK|1795719379|1795719379.080097|alice|127.0.0.1|127.0.0.1|39061234567||127.0.0.1',
+      'INVITE|27156SIPpTag001|27145SIPpTag011|1-27156@127.0.0.1|200|OK|1795719376|1795719376.771977|alice|127.0.0.1|127.0.0.1|39061234567|39061234567|127.0.0.1',
+    ];
+    const { calls, rejects } = await readCdrs(new CdrFormat(parseMapping(JSON.parse(map))), rows.join('\n') + '\n');
+    expect(rejects).toEqual([]);
+    expect(calls.map((c) => [c.line, c.transaction_tag, c.account_tag, c.destination, c.timestamp_begin, c.timestamp_end])).toEqual([
+      [2, '1-27156@127.0.0.1', 'alice', '39061234567', '2026-11-26T18:56:16.772Z', '2026-11-26T18:56:19.080Z'],
+    ]);
+  });
 });
 
 describe('kamailio-cdrs (acc_cdrs: one row per dialog)', () => {
