@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ImportLine } from '../queues/payloads';
-import { badInputReason } from '../calls/reasons';
+import { badInputReason, isBadInputReason } from '../calls/reasons';
 import { callInput, withColumn, type CallParts, type CdrFormat } from './cdr/rows';
 import { cdrRows } from './cdr/read';
 import { Pairing } from './cdr/pairing';
@@ -70,7 +70,7 @@ export async function feedRecords(input: Readable, options: FeedOptions): Promis
     }
     totals.lines += 1;
     const outcome = rec.error
-      ? { ok: false as const, reason: rec.error.startsWith('BAD_USER_INPUT') ? rec.error : badInputReason(rec.error) }
+      ? { ok: false as const, reason: isBadInputReason(rec.error) ? rec.error : badInputReason(rec.error) }
       : format === 'csv'
         ? csvLine(rec.row!, rec.line, now)
         : jsonLine(rec.raw, rec.line, now);
@@ -120,7 +120,7 @@ async function feedCdr(input: Readable, cdr: CdrFormat, options: FeedOptions): P
     }
     totals.lines += 1;
     if (row.error !== undefined) {
-      await invalid(row.line, row.error.startsWith('BAD_USER_INPUT') ? row.error : badInputReason(row.error), row.raw);
+      await invalid(row.line, isBadInputReason(row.error) ? row.error : badInputReason(row.error), row.raw);
       continue;
     }
     const outcome = cdr.row(row.cells!, row.layout!);

@@ -1,6 +1,7 @@
 import { Parser, type Options } from 'csv-parse';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
+import { badInputReason } from '../calls/reasons';
 import { headerProblems } from './line';
 
 export type Format = 'csv' | 'jsonl';
@@ -277,7 +278,7 @@ async function* rejectRecords(input: Readable, format: Format): AsyncGenerator<S
     const [lineCell, reason, record] = cells;
     const originalLine = Number(lineCell);
     if (cells.length !== 3 || !/^[1-9]\d{0,9}$/.test(lineCell ?? '')) {
-      yield { index: -1, line, raw, error: `BAD_USER_INPUT: a reject file row is ${REJECTS_HEADER}, with a line number first` };
+      yield { index: -1, line, raw, error: badInputReason(`a reject file row is ${REJECTS_HEADER}, with a line number first`) };
       continue;
     }
     if (reason === HEADER_ROW_REASON) {

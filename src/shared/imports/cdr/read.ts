@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { HEADER_ROW_REASON, HeaderError, peekRejectFile, csvCells, type CsvCells } from '../records';
+import { badInputReason } from '../../calls/reasons';
+import { HEADER_ROW_REASON, HeaderError, peekRejectFile, csvCells, REJECTS_HEADER, type CsvCells } from '../records';
 import { dialectRows } from './dialects';
 import { columnsNeeded } from './mapping';
 import type { CdrFormat, Layout } from './rows';
@@ -81,7 +82,7 @@ class Rows {
         index: this.index++,
         line: row.line,
         raw: row.raw,
-        error: `BAD_USER_INPUT: expected ${expected} cells but got ${row.cells.length}`,
+        error: badInputReason(`expected ${expected} cells but got ${row.cells.length}`),
       };
     }
     return { index: this.index++, line: row.line, raw: row.raw, cells: row.cells, layout };
@@ -112,7 +113,7 @@ async function* rejectRows(input: Readable, format: CdrFormat): AsyncGenerator<C
     }
     const [lineCell, reason, record] = cells;
     if (error !== undefined || cells.length !== 3 || !/^[1-9]\d{0,9}$/.test(lineCell ?? '')) {
-      yield { index: -1, line, raw, error: error ?? 'BAD_USER_INPUT: a reject file row is line,reason,record, with a line number first' };
+      yield { index: -1, line, raw, error: error ?? badInputReason(`a reject file row is ${REJECTS_HEADER}, with a line number first`) };
       continue;
     }
     const originalLine = Number(lineCell);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { badInputReason } from '../../calls/reasons';
+import { badInputField, badInputReason } from '../../calls/reasons';
 import type { Input } from '../validate-record';
 import { splitTags } from '../line';
 import { Zone } from './local-time';
@@ -312,7 +312,7 @@ export function callInput(parts: CallParts, endOverride: Instants | null = null)
 
 /** A validation reason naming the column a field came from: `BAD_USER_INPUT: account_tag (column accountcode): is required`. */
 export function withColumn(reason: string, columns: Readonly<Record<string, string>>): string {
-  const m = /^BAD_USER_INPUT: ([a-z_]+): /.exec(reason);
-  if (!m || columns[m[1]] === undefined || columns[m[1]] === '') return reason;
-  return `BAD_USER_INPUT: ${m[1]} (column ${columns[m[1]]}): ${reason.slice(m[0].length)}`;
+  const named = badInputField(reason);
+  if (!named || columns[named.field] === undefined || columns[named.field] === '') return reason;
+  return bad(`${named.field} (column ${columns[named.field]}): ${named.problem}`);
 }
