@@ -1,5 +1,5 @@
 /**
- * `npm run bench:import [-- --calls N --accounts N --accounts-distribution zipf|uniform --rates N --batch-size N --workers N]`
+ * `npm run bench:import [-- --calls N --accounts N --accounts-distribution zipf|uniform --rates N --batch-size N --workers N --format csv|asterisk]`
  *
  * Generates a realistic CDR file (calls spread over accounts, destinations over rates with real
  * country-code prefixes), imports it end to end with the real CLI and worker processes, then measures
@@ -34,6 +34,9 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '2' },
     'max-in-flight': { type: 'string', default: '8' },
     'accounts-distribution': { type: 'string', default: 'zipf' },
+    // The same calls as an Asterisk Master.csv (local Berlin times, unanswered calls among them):
+    // what the switch-format layer costs against the canonical CSV (docs/BENCHMARKS.md).
+    format: { type: 'string', default: 'csv' },
     profile: { type: 'boolean', default: false },
   },
 });
@@ -46,6 +49,8 @@ const DISTRIBUTION = values['accounts-distribution'];
 /** `BENCH_CPU_PROF=DIR`: V8 CPU profiles of the workers and the CLI, written to DIR when they exit. */
 const cpuProfArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : [];
 if (DISTRIBUTION !== 'zipf' && DISTRIBUTION !== 'uniform') throw new Error('--accounts-distribution must be zipf or uniform');
+const FORMAT = values.format;
+if (FORMAT !== 'csv' && FORMAT !== 'asterisk') throw new Error('--format must be csv or asterisk');
 
 /**
  * Which account makes a call. Real traffic is heavy-tailed: a few trunks and wholesale customers
@@ -128,9 +133,15 @@ const iso = (ms: number) => {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}Z`;
 };
 
+/** Berlin wall-clock time of an instant, as Asterisk writes it without usegmtime (CET; the generated day has no change of the clocks). */
+const berlin = (ms: number) => {
+  const d = new Date(ms + 3_600_000);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+};
+
 async function writeCalls(file: string, ratePrefixes: string[]): Promise<void> {
   const out = createWriteStream(file);
-  out.write('transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end,carrier_ip,tags\n');
+  if (FORMAT === 'csv') out.write('transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end,carrier_ip,tags\n');
   const day = Date.UTC(2026, 0, 15);
   const pickAccount = accountPicker();
   for (let i = 0; i < CALLS; i++) {
@@ -139,7 +150,12 @@ async function writeCalls(file: string, ratePrefixes: string[]): Promise<void> {
     const begin = day + Math.floor(Math.random() * 86_400_000);
     // Most calls are short, some long: 1 s to about 20 min.
     const seconds = 1 + Math.floor(Math.random() ** 2 * 1200);
-    const line = `sw1-${i},acc${pickAccount()},+3220${String(i % 1e7).padStart(7, '0')},${destination},${iso(begin)},${iso(begin + seconds * 1000)},,bench\n`;
+    const source = `+3220${String(i % 1e7).padStart(7, '0')}`;
+    const line =
+      FORMAT === 'csv'
+        ? `sw1-${i},acc${pickAccount()},${source},${destination},${iso(begin)},${iso(begin + seconds * 1000)},,bench\n`
+        : // 18 columns (loguniqueid, loguserfield); every call answered, so both files carry the same calls.
+          `"acc${pickAccount()}","${source}","${destination}","from-internal","""Bench"" <${source}>","PJSIP/${i}-00000001","PJSIP/carrier-00000002","Dial","PJSIP/${destination}@carrier,60,tT","${berlin(begin - 5000)}","${berlin(begin)}","${berlin(begin + seconds * 1000)}",${seconds + 5},${seconds},"ANSWERED","DOCUMENTATION","${Math.floor(begin / 1000)}.${i}",""\n`;
     if (!out.write(line)) await once(out, 'drain');
   }
   out.end();
@@ -233,7 +249,7 @@ async function main(): Promise<void> {
       rates,
       accounts: Array.from({ length: ACCOUNTS }, (_, i) => account(`acc${i}`, { balance: 10n ** 12n, pricelist_tags: ['retail'] })),
     });
-    const file = path.join(dir, 'calls.csv');
+    const file = path.join(dir, FORMAT === 'csv' ? 'calls.csv' : 'Master.csv');
     let t = Date.now();
     await writeCalls(file, ratePrefixes);
     console.log(
@@ -277,6 +293,7 @@ async function main(): Promise<void> {
         String(BATCH),
         '--max-in-flight',
         values['max-in-flight'],
+        ...(FORMAT === 'csv' ? [] : ['--format', FORMAT, '--time-zone', 'Europe/Berlin']),
         '--no-progress',
       ],
       { env, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -364,7 +381,7 @@ async function main(): Promise<void> {
 
     const limit = Math.min(storageRate, queueRate);
     console.log(
-      `conditions: ${CALLS} calls, ${ACCOUNTS} accounts (${DISTRIBUTION}), ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`,
+      `conditions: ${CALLS} calls (${FORMAT}), ${ACCOUNTS} accounts (${DISTRIBUTION}), ${rates.length} rates, batch size ${BATCH}, ${WORKERS} worker processes (WORKER_CONCURRENCY ${config.workerConcurrency}), ${os.cpus().length} cores, server: ${serverKind}`,
     );
     console.log(
       `storage limit measured with 2 passes of ${storagePassDocs} documents of the records' size after a warm-up (${storagePasses.map((r) => Math.round(r)).join(' and ')} docs/s; the faster counts); queue limit with ${jobs} empty jobs`,

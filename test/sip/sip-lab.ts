@@ -23,21 +23,27 @@
  *      rang) releases its concurrency reservation at once (rollback): on an account limited to 1, the
  *      next call is routed, not refused;
  *   7. the cheapest carrier answers 503 and the call fails over to a dearer one, where the proxy cuts it at
- *      the grant: the grant held on every listed carrier, so the prepaid balance stays >= 0 (issue 31).
+ *      the grant: the grant held on every listed carrier, so the prepaid balance stays >= 0 (issue 31);
+ *   8. a switch not asked to rate (issue 35): Kamailio with examples/kamailio/kamailio-cdr.cfg writes its
+ *      own acc files (db_flatstore: the acc table's INVITE and BYE rows, and dialog CDRs in acc_cdrs),
+ *      `rating import` reads them (--map examples/kamailio/acc-time-attr.map.json, --format
+ *      kamailio-cdrs), and each call is charged what the real-time path charges for it: the stamps
+ *      examples/kamailio/kamailio.cfg would have sent (logged by the same Kamailio) are sent as begin and
+ *      end for a twin account, and the two records' durations and fees must be equal.
  *
  *   npm run test:sip -- [--keep] [--config FILE]
  *     --keep    leave the temp dir with every log (Kamailio, SIPp callers and carriers, the service)
  *     --config  another Kamailio config to put to the same test (default examples/kamailio/kamailio.cfg);
  *               it gets the same -A defines: LISTEN, AGENT_URL, AGENT_TOKEN, DESTINATION_AS_URI
  *
- * Last line: `sip lab: 7 checks passed, <n> calls (Kamailio <v>, SIPp <v>)`. Any failure exits non-zero
+ * Last line: `sip lab: 8 checks passed, <n> calls (Kamailio <v>, SIPp <v>)`. Any failure exits non-zero
  * with the reason and the tails of Kamailio's and SIPp's logs. Every process it starts is stopped on the
  * way out (also on failure, SIGINT and SIGTERM), and a watchdog bounds the whole run.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sleep, withParentDeathSignal } from '../../src/shared/services/process-tools';
@@ -47,6 +53,9 @@ import { ensurePackages, versionOf } from '../support/apt';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEFAULT_CONFIG = path.join(ROOT, 'examples', 'kamailio', 'kamailio.cfg');
+/** Check 8: the switch that writes CDR files instead of asking the agent, and the mapping of its acc rows. */
+const CDR_CONFIG = path.join(ROOT, 'examples', 'kamailio', 'kamailio-cdr.cfg');
+const ACC_MAP = path.join(ROOT, 'examples', 'kamailio', 'acc-time-attr.map.json');
 let config = DEFAULT_CONFIG;
 const SCENARIOS = path.join(__dirname, 'scenarios');
 const HOST = '127.0.0.1';
@@ -98,11 +107,11 @@ let stopping = false;
  * A child in its own process group (Kamailio forks workers; the group is stopped as one), with its
  * output in `logFile`, and SIGTERM from the kernel if this process dies (setpriv --pdeathsig).
  */
-function startProcess(name: string, command: string, args: string[], logFile: string): Started {
+function startProcess(name: string, command: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv): Started {
   if (stopping) throw new LabFailure(`not starting ${name}: the lab is stopping`);
   const out = openSync(logFile, 'a');
   const [cmd, argv] = withParentDeathSignal(command, args);
-  const child = spawn(cmd, argv, { cwd: path.dirname(logFile), stdio: ['ignore', out, out], detached: true });
+  const child = spawn(cmd, argv, { cwd: path.dirname(logFile), stdio: ['ignore', out, out], detached: true, env });
   closeSync(out);
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
@@ -262,6 +271,13 @@ async function seed(lab: Lab): Promise<void> {
     deadend: createAccount(account_tag: "deadend", type: PREPAID, balance: "100000", max_concurrent_transactions: 1, carrier_tags_override: ["carrier-b"], pricelist_tags: ["lab"]) { id }
     ringer: createAccount(account_tag: "ringer", type: PREPAID, balance: "100000", max_concurrent_transactions: 1, carrier_tags_override: ["carrier-c"], pricelist_tags: ["lab"]) { id }
     tight: createAccount(account_tag: "tight", type: PREPAID, balance: "${TIGHT_BALANCE}", carrier_tags_override: ["carrier-b", "carrier-a"], pricelist_tags: ["lab-cheap-b"]) { id }
+  }`);
+  // Check 8: the callers of the CDR-writing Kamailio, and their twins charged through the real-time path.
+  await gql(`mutation {
+    t: createAccount(account_tag: "cdr-acc", type: PREPAID, balance: "100000", pricelist_tags: ["lab"]) { id }
+    d: createAccount(account_tag: "cdr-dlg", type: PREPAID, balance: "100000", pricelist_tags: ["lab"]) { id }
+    tt: createAccount(account_tag: "twin-cdr-acc", type: PREPAID, balance: "100000", pricelist_tags: ["lab"]) { id }
+    td: createAccount(account_tag: "twin-cdr-dlg", type: PREPAID, balance: "100000", pricelist_tags: ["lab"]) { id }
   }`);
 }
 
@@ -682,6 +698,179 @@ async function checkRollback(lab: Lab): Promise<void> {
   expect(left.length === 0, `check 6: failed calls left ${left.length} transaction records`);
 }
 
+/** The built CLI, `rating import`, beside the lab's service (its DATA_DIR: docs/IMPORTS.md, "CLI"). */
+async function ratingImport(
+  lab: Lab,
+  name: string,
+  args: string[],
+): Promise<{ code: number | null; summary: Record<string, string>; output: string }> {
+  const logFile = path.join(lab.dir, `${name}.log`);
+  // The service's DATA_DIR, where it records its servers (servers.json); nothing that would point elsewhere.
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: path.join(lab.dir, 'data') };
+  for (const name of Object.keys(env)) if (/^(MONGO_|REDIS_|QUEUE_PREFIX)/.test(name)) delete env[name];
+  const s = startProcess(
+    name,
+    process.execPath,
+    [path.join(ROOT, 'dist', 'cli', 'rating.js'), 'import', ...args, '--no-progress'],
+    logFile,
+    env,
+  );
+  const code = await s.exited;
+  const output = tail(logFile, 40);
+  const summary: Record<string, string> = {};
+  for (const line of output.split('\n')) {
+    const m = /^([a-z ]+):\s+(.*)$/.exec(line);
+    if (m) summary[m[1]] = m[2];
+  }
+  return { code, summary, output };
+}
+
+interface Stamps {
+  callId: string;
+  begin: string;
+  end: string;
+  account: string;
+  destination: string;
+  carrier: string;
+}
+
+/** The stamps the real-time config would have sent for each call, as the CDR Kamailio logged them (WITH_RATING_STAMPS). */
+function rateStamps(logFile: string): Map<string, Stamps> {
+  const text = readFileSync(logFile, 'utf8');
+  const calls = new Map<string, Stamps>();
+  for (const m of text.matchAll(/rating-stamp begin (\S+) (\d+\.\d+) (\S+) (\S+) (\S+)/g))
+    calls.set(m[1], { callId: m[1], begin: m[2], end: '', account: m[3], destination: m[4], carrier: m[5] });
+  for (const m of text.matchAll(/rating-stamp end (\S+) (\d+\.\d+)/g)) {
+    const c = calls.get(m[1]);
+    if (c) c.end = m[2];
+  }
+  return calls;
+}
+
+/**
+ * 8. A switch not asked to rate: Kamailio's own acc module writes the calls into db_flatstore files, the
+ * files are imported, and each call is charged exactly what the real-time path charges for it.
+ */
+async function checkCdrFiles(lab: Lab): Promise<void> {
+  const variants = [
+    { name: 'acc', define: 'WITH_ACC_TRANSACTIONS', caller: 'cdr-acc', files: /^acc_\d+\.log$/, args: ['--map', ACC_MAP] },
+    { name: 'acc_cdrs', define: 'WITH_DIALOG_CDRS', caller: 'cdr-dlg', files: /^acc_cdrs_\d+\.log$/, args: ['--format', 'kamailio-cdrs'] },
+  ];
+  const holds = [1300, 2600, 3400];
+  for (const v of variants) {
+    const port = await freeUdpPort(lab.ports);
+    const accDir = path.join(lab.dir, `cdr-${v.name}`);
+    const runDir = path.join(lab.dir, `kamailio-cdr-${v.name}`);
+    mkdirSync(accDir);
+    mkdirSync(runDir);
+    const k = startProcess(
+      `kamailio-cdr-${v.name}`,
+      'kamailio',
+      [
+        '-f',
+        CDR_CONFIG,
+        '-DD',
+        '-E',
+        '-A',
+        `LISTEN=udp:${HOST}:${port}`,
+        '-A',
+        `CARRIER="sip:${HOST}:${lab.carrierA}"`,
+        '-A',
+        `ACC_DB_URL="flatstore:${accDir}"`,
+        '-A',
+        v.define,
+        '-A',
+        'WITH_RATING_STAMPS',
+        '-P',
+        path.join(runDir, 'kamailio.pid'),
+        '-Y',
+        runDir,
+        '-w',
+        runDir,
+      ],
+      path.join(lab.dir, `kamailio-cdr-${v.name}.log`),
+    );
+    const until = Date.now() + 20_000;
+    while (!(await sipAnswers(port))) {
+      if (!running(k)) fail(`check 8: the CDR Kamailio (${v.define}) exited at start:\n${tail(k.log)}`);
+      if (Date.now() > until) fail(`check 8: the CDR Kamailio (${v.define}) did not answer SIP within 20 s:\n${tail(k.log)}`);
+      await sleep(200);
+    }
+    const calls: CallResult[] = [];
+    for (const [i, holdMs] of holds.entries()) calls.push(await call(lab, `cdr-${v.name}-${i + 1}`, v.caller, { holdMs, proxyPort: port }));
+    for (const c of calls) expect(c.outcome === 'answered', `check 8: a call through the CDR Kamailio was not answered: ${c.refusal}`);
+    // Stopped before its files are read: db_flatstore flushes every row, but nothing is written after this.
+    signalGroup(k, 'SIGTERM');
+    await Promise.race([k.exited, sleep(5000)]);
+    const tags = calls.map((c) => c.callId);
+    const left = await records(tags);
+    expect(left.length === 0, `check 8: the agent was asked about calls of the CDR Kamailio (${left.length} records before the import)`);
+
+    // The real-time path for the same calls, on a twin account: begin and end with the proxy's stamps.
+    const stamps = rateStamps(k.log);
+    for (const tag of tags) {
+      const st = stamps.get(tag);
+      if (!st || !st.end) fail(`check 8: the CDR Kamailio logged no begin and end stamps for ${tag}`);
+      const twin = `twin-${st.account}`;
+      const begin = await post(`${service!.agentUrl}/v1/begin_transaction`, {
+        transaction_tag: tag,
+        account_tag: twin,
+        source: st.account,
+        destination: st.destination,
+        carrier_ip: st.carrier,
+        timestamp_begin: st.begin,
+      });
+      const end = await post(`${service!.agentUrl}/v1/end_transaction`, { transaction_tag: tag, account_tag: twin, timestamp_end: st.end });
+      expect(
+        (begin.json as { ok?: boolean })?.ok === true && (end.json as { ok?: boolean })?.ok === true,
+        `check 8: the real-time begin/end of ${tag} for ${twin} failed: ${begin.text} ${end.text}`,
+      );
+    }
+
+    // The switch's files: one per table and process; a call's rows may be in two of them.
+    const files = readdirSync(accDir).filter((f) => v.files.test(f));
+    expect(files.length > 0, `check 8: Kamailio wrote no ${v.name} files in ${accDir} (${readdirSync(accDir).join(', ')})`);
+    const joined = path.join(lab.dir, `${v.name}.log`);
+    writeFileSync(joined, files.map((f) => readFileSync(path.join(accDir, f), 'utf8')).join(''));
+    const imported = await ratingImport(lab, `import-${v.name}`, [joined, ...v.args]);
+    expect(imported.code === 0, `check 8: rating import of ${v.name} exited ${imported.code}:\n${imported.output}`);
+    expect(
+      imported.summary.rated === String(calls.length) && imported.summary.rejected?.startsWith('0 '),
+      `check 8: rating import of ${v.name}: rated ${imported.summary.rated}, rejected ${imported.summary.rejected} for ${calls.length} calls:\n${imported.output}`,
+    );
+
+    const twin = await settled(`twin-${v.caller}`);
+    const all = await records(tags);
+    const before = await account(v.caller);
+    for (const tag of tags) {
+      const fromFile = all.find((r) => r.transaction_tag === tag && r.account_tag === v.caller);
+      const realTime = all.find((r) => r.transaction_tag === tag && r.account_tag === `twin-${v.caller}`);
+      if (!fromFile || !realTime)
+        fail(`check 8: ${tag}: imported record ${fromFile ? 'found' : 'missing'}, real-time record ${realTime ? 'found' : 'missing'}`);
+      const fileMs = Date.parse(fromFile.timestamp_end) - Date.parse(fromFile.timestamp_begin);
+      const liveMs = Date.parse(realTime.timestamp_end) - Date.parse(realTime.timestamp_begin);
+      log(
+        `  ${v.name}: ${tag}: file ${seconds(fileMs)} s, billed ${fromFile.duration} s, fee ${fromFile.fee}; real time ${seconds(liveMs)} s, billed ${realTime.duration} s, fee ${realTime.fee}`,
+      );
+      expect(
+        fromFile.duration === realTime.duration && fromFile.fee === realTime.fee,
+        `check 8: ${tag} imported from ${v.name} was billed ${fromFile.duration} s, fee ${fromFile.fee}; the real-time path billed ${realTime.duration} s, fee ${realTime.fee}`,
+      );
+    }
+    expect(
+      100000n - before.balance === 100000n - twin.balance,
+      `check 8: ${v.caller} paid ${100000n - before.balance} for its imported calls, its twin ${100000n - twin.balance} through the real-time path`,
+    );
+    // The same file again: every call a duplicate, nothing charged.
+    const again = await ratingImport(lab, `import-${v.name}-again`, [joined, ...v.args]);
+    expect(
+      again.code === 0 && again.summary.rated === '0' && again.summary.charged === '0',
+      `check 8: importing ${v.name} again rated ${again.summary.rated}, charged ${again.summary.charged}`,
+    );
+    expect((await account(v.caller)).balance === before.balance, `check 8: importing ${v.name} again changed ${v.caller}'s balance`);
+  }
+}
+
 // ============================================================================ main
 
 async function startLab(dir: string): Promise<Lab> {
@@ -869,6 +1058,7 @@ async function main(): Promise<void> {
       ['5. a 503 from the first carrier fails over to the second, charged', checkFailover],
       ['6. a call refused by every carrier or cancelled after authorization releases its reservation', checkRollback],
       ['7. a 503 from the cheapest carrier fails over to a dearer one, cut at the grant: the balance stays >= 0', checkFailoverCut],
+      ["8. a switch not asked to rate: Kamailio's acc files imported, each call charged as in real time", checkCdrFiles],
     ];
     for (const [name, check] of checks) {
       const t = Date.now();

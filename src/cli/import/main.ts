@@ -3,7 +3,7 @@
  * batches and reports what happened to every line. docs/IMPORTS.md describes the format and guarantees.
  */
 import { randomUUID } from 'node:crypto';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
@@ -11,7 +11,23 @@ import { createContext } from '../../shared/context';
 import { QueueNames } from '../../shared/queues/names';
 import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
 import { IMPORT_ID_PATTERN, openImport } from '../../shared/ledger';
-import { BatchSubmitter, ContentId, feedRecords, formatOf, HeaderError, Totals, type Format } from '../../shared/imports';
+import {
+  BatchSubmitter,
+  BUILTIN_FORMAT_NAMES,
+  builtinMapping,
+  CdrFormat,
+  ContentId,
+  feedRecords,
+  formatOf,
+  HeaderError,
+  isBuiltinFormat,
+  MappingError,
+  parseMapping,
+  Totals,
+  UnknownZone,
+  type Format,
+  type Mapping,
+} from '../../shared/imports';
 import { Progress } from './progress';
 import { RejectWriter } from './rejects';
 import { formatSummary } from './summary';
@@ -19,7 +35,12 @@ import { commandConfig, serviceServers } from '../servers';
 import { reportFailure as reportCliFailure, UsageError } from '../failure';
 
 export const USAGE = `usage: rating import FILE|- [options]
-  --format csv|jsonl     input format (default: by extension, .jsonl/.ndjson = JSON lines, else CSV)
+  --format F             input format: csv or jsonl (default: by extension, .jsonl/.ndjson = JSON lines,
+                         else CSV), or a switch's own: ${BUILTIN_FORMAT_NAMES.join(', ')}
+  --map MAPPING.json     any other layout: which columns hold the call, how times are written, which
+                         rows are answered calls (docs/IMPORTS.md, "Mapping files")
+  --time-zone ZONE       the switch's time zone (IANA name, e.g. Europe/Berlin) for formats that write
+                         local times (asterisk, freeswitch, mappings with time.format datetime)
   --batch-size N         calls per batch (default 1000; a rerun keeps the first run's size)
   --rejects PATH         reject file (default FILE.rejects.csv, or import-<id>.rejects.csv for stdin)
   --import-id ID         name of the import (default: hash of the file; required to resume stdin)
@@ -32,6 +53,8 @@ Exit status: 0 every line recorded (or already recorded), 1 some lines rejected,
 interface Options {
   file: string;
   format: Format;
+  /** A switch's format (--format NAME or --map FILE), read instead of `format`. */
+  cdr: CdrFormat | null;
   batchSize: number | undefined;
   rejects: string | undefined;
   importId: string | undefined;
@@ -52,6 +75,8 @@ export function parseOptions(argv: string[]): Options {
     strict: true,
     options: {
       format: { type: 'string' },
+      map: { type: 'string' },
+      'time-zone': { type: 'string' },
       'batch-size': { type: 'string' },
       rejects: { type: 'string' },
       'import-id': { type: 'string' },
@@ -62,15 +87,19 @@ export function parseOptions(argv: string[]): Options {
   if (positionals.length !== 1) throw new UsageError('give exactly one FILE (or - for standard input)');
   const importId = values['import-id'];
   if (importId !== undefined && !IMPORT_ID_PATTERN.test(importId)) throw new UsageError('--import-id: 1-64 letters, digits, "_" or "-"');
-  let format: Format;
-  try {
-    format = formatOf(positionals[0], values.format);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
+  const cdr = switchFormat(values.format, values.map, values['time-zone']);
+  let format: Format = 'csv';
+  if (!cdr) {
+    try {
+      format = formatOf(positionals[0], values.format);
+    } catch (err) {
+      throw new UsageError(`${(err as Error).message.replace('csv or jsonl', `csv, jsonl, ${BUILTIN_FORMAT_NAMES.join(', ')}`)}`);
+    }
   }
   return {
     file: positionals[0],
     format,
+    cdr,
     batchSize: positiveInt('--batch-size', values['batch-size'], 10000),
     rejects: values.rejects,
     importId,
@@ -79,8 +108,45 @@ export function parseOptions(argv: string[]): Options {
   };
 }
 
+/**
+ * A switch's format: a named one (src/shared/imports/cdr/builtin.ts) or a mapping file, with the time
+ * zone its local times are read in. Null for csv and jsonl. Every problem is a usage error (exit 2),
+ * found before anything is read or sent.
+ */
+function switchFormat(name: string | undefined, mapFile: string | undefined, zone: string | undefined): CdrFormat | null {
+  if (mapFile !== undefined && name !== undefined) throw new UsageError('give --format or --map, not both: a mapping file is the format');
+  let mapping: Mapping;
+  try {
+    if (mapFile !== undefined) {
+      let text: string;
+      try {
+        text = readFileSync(mapFile, 'utf8');
+      } catch (err) {
+        throw new UsageError(`--map ${mapFile}: ${(err as Error).message}`);
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (err) {
+        throw new UsageError(`--map ${mapFile}: not JSON (${(err as Error).message})`);
+      }
+      mapping = parseMapping(json);
+    } else if (name !== undefined && isBuiltinFormat(name)) mapping = builtinMapping(name);
+    else {
+      if (zone !== undefined)
+        throw new UsageError('--time-zone is for switch formats (--format NAME or --map FILE); csv and jsonl times carry their zone');
+      return null;
+    }
+    return new CdrFormat(mapping, zone ?? null);
+  } catch (err) {
+    if (err instanceof MappingError || err instanceof UnknownZone)
+      throw new UsageError(`${mapFile !== undefined ? `--map ${mapFile}: ` : ''}${err.message}`);
+    throw err;
+  }
+}
+
 /** The default import id: the same content in the same format is the same import (reruns resume it). */
-async function contentId(path: string, format: Format): Promise<string> {
+async function contentId(path: string, format: string): Promise<string> {
   const hash = new ContentId(format);
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.id();
@@ -98,7 +164,7 @@ export async function runImport(argv: string[]): Promise<number> {
     importId = `stdin-${randomUUID()}`;
     console.error(`reading standard input without --import-id: using ${importId}; rerun with --import-id ${importId} to resume it`);
   }
-  importId ??= await contentId(options.file, options.format);
+  importId ??= await contentId(options.file, options.cdr?.key ?? options.format);
   const rejects = new RejectWriter(options.rejects ?? (stdin ? `import-${importId}.rejects.csv` : `${options.file}.rejects.csv`));
 
   const logger = pino({ name: 'import', level: config.logLevel }, pino.destination(2));
@@ -147,11 +213,13 @@ export async function runImport(argv: string[]): Promise<number> {
     await feedRecords(input, {
       importId,
       format: options.format,
+      cdr: options.cdr ?? undefined,
       batchSize,
       submitter,
       totals,
       onInvalid: (line, reason, raw) => rejects.write(line, reason, raw),
       onAccepted: (rec) => pendingRaw.set(rec.line, rec.raw),
+      onHeader: (line, raw) => rejects.setHeader(line, raw),
     });
     await submitter.drain();
     progress.stop();
@@ -160,7 +228,7 @@ export async function runImport(argv: string[]): Promise<number> {
       formatSummary(totals, {
         importId,
         source: stdin ? 'stdin' : options.file,
-        format: options.format,
+        format: options.cdr?.name ?? options.format,
         batchSize,
         rejectsPath: rejects.count > 0 ? rejects.path : null,
         seconds: (Date.now() - started) / 1000,

@@ -16,6 +16,10 @@ export function formatSummary(t: Totals, c: SummaryContext): string {
   const rows: Array<[string, string]> = [
     ['import', `${c.importId} (${c.source}, ${c.format}, batch size ${c.batchSize})`],
     ['lines', String(t.lines)],
+    ...(t.skipped > 0
+      ? [['skipped', `${t.skipped} (unanswered ${t.unanswered}, other rows ${t.otherRows}): not rated, not rejected`] as [string, string]]
+      : []),
+    ...(t.paired > 0 ? [['paired', `${t.paired} (end rows joined to their begin row's call)`] as [string, string]] : []),
     ['accepted', String(t.accepted)],
     ['rejected', `${t.rejected} (invalid ${t.invalid}, refused ${t.refused})${c.rejectsPath ? ` -> ${c.rejectsPath}` : ''}`],
     ['duplicates', String(t.duplicates) + (t.replayedBatches > 0 ? ` (${t.replayedBatches} batches finished by an earlier run)` : '')],

@@ -45,3 +45,15 @@ export const ENGINE_FAILURES: ReadonlySet<Reason> = new Set([Reasons.BUSY, Reaso
 
 /** A refusal of one item of a batch (recordTransactions, an import line) for bad input: `BAD_USER_INPUT: <field>: <problem>`. */
 export type BadInputReason = `BAD_USER_INPUT: ${string}`;
+
+/** The reason of a batch item or import line refused for bad input. */
+export const badInputReason = (problem: string): BadInputReason => `BAD_USER_INPUT: ${problem}`;
+
+/** Whether a reason is already a bad-input reason (`BAD_USER_INPUT: ...`). */
+export const isBadInputReason = (reason: string): reason is BadInputReason => reason.startsWith('BAD_USER_INPUT: ');
+
+/** A bad-input reason's field and problem (`BAD_USER_INPUT: <field>: <problem>`), or null. */
+export function badInputField(reason: string): { field: string; problem: string } | null {
+  const m = /^BAD_USER_INPUT: ([a-z_]+): /.exec(reason);
+  return m ? { field: m[1], problem: reason.slice(m[0].length) } : null;
+}

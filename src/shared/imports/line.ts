@@ -24,7 +24,8 @@ export function splitTags(value: string): string[] | null {
 
 export type LineOutcome = { ok: true; line: ImportLine } | { ok: false; reason: string };
 
-function checked(input: Input, line: number, now: Date): LineOutcome {
+/** Validates a call as recordTransaction does: its batch line, or the reason it is refused. */
+export function checked(input: Input, line: number, now: Date): LineOutcome {
   try {
     return { ok: true, line: validateRecordLine(input, line, now) };
   } catch (err) {

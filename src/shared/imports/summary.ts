@@ -1,6 +1,10 @@
 import type { ImportBatchResult } from '../queues/payloads';
 
-/** What an import run did, line by line accounted: lines = accepted + invalid; accepted = rated + duplicates + refused. */
+/**
+ * What an import run did, line by line accounted: lines = accepted + invalid + skipped + paired;
+ * accepted = rated + duplicates + refused. Skipped and paired lines come from switch formats
+ * (docs/IMPORTS.md, "Switch formats"): rows that are not calls, and the second row of a paired call.
+ */
 export class Totals {
   lines = 0;
   accepted = 0;
@@ -8,6 +12,12 @@ export class Totals {
   refused = 0;
   duplicates = 0;
   rated = 0;
+  /** Rows of calls that were not answered: not rated, not rejected. */
+  unanswered = 0;
+  /** Rows that are not calls (another SIP method, a re-INVITE). */
+  otherRows = 0;
+  /** End rows joined to their begin row's call (the call counts once, as accepted). */
+  paired = 0;
   charged = 0n;
   chargedLinked = 0n;
   /** Batches an earlier run had finished (their lines count as duplicates now). */
@@ -18,9 +28,13 @@ export class Totals {
     return this.invalid + this.refused;
   }
 
+  get skipped(): number {
+    return this.unanswered + this.otherRows;
+  }
+
   /** Lines whose outcome is known. */
   get done(): number {
-    return this.invalid + this.refused + this.duplicates + this.rated;
+    return this.invalid + this.refused + this.duplicates + this.rated + this.skipped + this.paired;
   }
 
   add(result: ImportBatchResult): void {

@@ -74,7 +74,11 @@ describe('rating import: summary, rejects and reruns', () => {
 
     const rejects = readFileSync(`${file}.rejects.csv`, 'utf8').trim().split('\n');
     expect(rejects[0]).toBe('line,reason,record');
-    const byLine = new Map(rejects.slice(1).map((r) => [Number(r.split(',')[0]), r]));
+    // The file's header row comes first, so that the reject file imports again once corrected (rejects.test.ts).
+    expect(rejects[1]).toBe(
+      '1,"header row, kept so that this file can be imported again","transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end"',
+    );
+    const byLine = new Map(rejects.slice(2).map((r) => [Number(r.split(',')[0]), r]));
     expect([...byLine.keys()].sort((a, b) => a - b)).toEqual([44, 45, 46, 47, 48]);
     expect(byLine.get(44)).toMatch(/^44,BAD_USER_INPUT: timestamp_begin: must be a datetime/);
     expect(byLine.get(45)).toMatch(/^45,BAD_USER_INPUT: transaction_tag: is required,/);
