@@ -80,9 +80,9 @@ export function decideAbandoned(outcomes: Collection<OutcomeDoc>, ref: Operation
 export async function abandonUnlessDecided(
   outcomes: Collection<OutcomeDoc>,
   ref: OperationRef,
-): Promise<Pick<OutcomeDoc, 'state' | 'made'>> {
+): Promise<Pick<OutcomeDoc, 'state' | 'made' | 'result'>> {
   const decision = await decideAbandoned(outcomes, ref);
-  return decision.won ? { state: 'abandoned' } : decision.doc;
+  return decision.won ? { state: 'abandoned', result: null } : decision.doc;
 }
 
 /**

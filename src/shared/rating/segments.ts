@@ -1,5 +1,6 @@
 import type { RateTerms } from '../domain/types';
-import { ceilDiv, feeForSeconds } from './fee';
+import { ceilDiv } from './fee';
+import { largestFitting } from './units';
 import { normalizeTerms } from './terms';
 
 /**
@@ -115,20 +116,5 @@ export function segmentedMaxUnits<P extends RateTerms>(
   headroomSeconds: number,
 ): number {
   if (available < 0n) return 0;
-  const fits = (u: number) => segmentedFee(start, u + headroomSeconds, timeline).fee <= available;
-  if (fits(cap)) return cap;
-  if (!fits(0)) return 0;
-  let lo = 0;
-  let hi = cap;
-  while (hi - lo > 1) {
-    const mid = lo + Math.floor((hi - lo) / 2);
-    if (fits(mid)) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** The one-rate fee (fee.ts) for comparison: what a call inside one window costs. */
-export function oneRateFee(terms: RateTerms, seconds: number): bigint {
-  return feeForSeconds(normalizeTerms(terms), BigInt(seconds));
+  return largestFitting(cap, (u) => segmentedFee(start, u + headroomSeconds, timeline).fee <= available);
 }

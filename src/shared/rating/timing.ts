@@ -152,11 +152,15 @@ export function edgesOf(timings: ReadonlyArray<RateTiming | null | undefined>): 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
+/** The zone's wall clock at `at`, as epoch ms of the same digits in UTC, with the local date. */
+function wallClock(at: number, timeZone: string): { local: LocalTime; wall: number } {
+  const local = localTime(at, timeZone);
+  return { local, wall: Date.parse(`${local.date}T00:00:00Z`) + local.secondOfDay * 1000 + (((at % 1000) + 1000) % 1000) };
+}
+
 /** Milliseconds the zone's clock is ahead of UTC at `at`. */
 function offsetAt(at: number, timeZone: string): number {
-  const local = localTime(at, timeZone);
-  const wall = Date.parse(`${local.date}T00:00:00Z`) + local.secondOfDay * 1000;
-  return wall - (at - (((at % 1000) + 1000) % 1000));
+  return wallClock(at, timeZone).wall - at;
 }
 
 /**
@@ -166,8 +170,7 @@ function offsetAt(at: number, timeZone: string): number {
  * second (a 31-day call with peak and off-peak windows: about 62 steps).
  */
 export function nextBoundary(after: number, timeZone: string, edges: readonly number[]): number {
-  const local = localTime(after, timeZone);
-  const wallNow = Date.parse(`${local.date}T00:00:00Z`) + local.secondOfDay * 1000 + (((after % 1000) + 1000) % 1000);
+  const { local, wall: wallNow } = wallClock(after, timeZone);
   const offset = wallNow - after;
   let best = Number.POSITIVE_INFINITY;
   // The next wall-clock edge, read with today's offset; a DST change before it is a boundary itself.

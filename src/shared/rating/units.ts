@@ -36,12 +36,19 @@ export function maxAvailableUnits(
   if (available < 0n) return 0;
   if (terms === null) return cap;
   const t = normalizeTerms(terms);
-  const fits = (u: number): boolean => feeForSeconds(t, BigInt(u + headroomSeconds)) <= available;
+  return largestFitting(cap, (u) => feeForSeconds(t, BigInt(u + headroomSeconds)) <= available);
+}
+
+/**
+ * The largest u in 0..cap with fits(u), for a `fits` that holds up to some u and fails from there on (a
+ * fee that never decreases with the duration: fee(0) = 0 <= connect_fee <= fee(1) <= ...). The one search
+ * of both grants, at one price (above) and across price boundaries (segments.ts).
+ */
+export function largestFitting(cap: number, fits: (u: number) => boolean): number {
   // Covers free rates (rate 0 and an affordable connect fee) without searching.
   if (fits(cap)) return cap;
   if (!fits(0)) return 0;
-  // fee is non-decreasing in the duration (fee(0) = 0 <= connect_fee <= fee(1) <= ...), so binary
-  // search keeps fits(lo) && !fits(hi).
+  // Binary search keeps fits(lo) && !fits(hi).
   let lo = 0;
   let hi = cap;
   while (hi - lo > 1) {

@@ -234,18 +234,18 @@ export async function takeBackBegin(
 ): Promise<number> {
   const { accounts } = deps.ctx.mongo.collections;
   const call = callId(callerTag, transactionTag);
-  const caller = await accounts.findOne(
-    { account_tag: callerTag },
-    { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } },
-  );
-  const parties = caller?.running_transactions?.[0]?.call_parties ?? [callerTag];
+  const entryOn = async (tag: string) =>
+    (
+      await accounts.findOne(
+        { account_tag: tag },
+        { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } },
+      )
+    )?.running_transactions?.[0];
+  const callerEntry = await entryOn(callerTag);
+  const parties = callerEntry?.call_parties ?? [callerTag];
   let removed = 0;
   for (const tag of parties) {
-    const held = await accounts.findOne(
-      { account_tag: tag },
-      { projection: { running_transactions: { $elemMatch: { call_id: call, begin_job: jobId } } } },
-    );
-    const entry = held?.running_transactions?.[0];
+    const entry = tag === callerTag ? callerEntry : await entryOn(tag);
     if (!entry || covers(decision, { account_tag: tag, entry_id: entry.id })) continue;
     if (await removeEntry(deps, tag, entry.id)) removed += 1;
   }

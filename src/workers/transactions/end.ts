@@ -39,6 +39,10 @@ async function endEntry(
  */
 const callEntryOnly = (call: string) => ({ running_transactions: { $elemMatch: { call_id: call, reserved_until: null } } });
 
+/** The call's entry among an account's (an authorization's reservation is no call). */
+const entryOfCall = (doc: Pick<AccountDoc, 'running_transactions'> | null, call: string) =>
+  doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
+
 /**
  * Takes back an end that `endJob` made (it was abandoned): the entry is in progress again. `entry`
  * names it by its id, or by the call when the id is not known (another end's entries on other parties).
@@ -96,8 +100,7 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   }
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
-  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) =>
-    doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
+  const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => entryOfCall(doc, call);
   const endedByUs = async (tag: string) => {
     const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: callEntryOnly(call) }));
     return entry && entry.end_job === ref.id ? entry : undefined;
@@ -218,9 +221,6 @@ export async function takeBackEnd(deps: TransactionDeps, callerTag: string, tran
   const parties = caller?.call_parties ?? [callerTag];
   await Promise.all(parties.map((tag) => unEndEntry(accounts, tag, jobId, { call_id: call })));
 }
-
-const entryOfCall = (doc: Pick<AccountDoc, 'running_transactions'> | null, call: string) =>
-  doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
 
 /** The recovery sweep's part for end: an entry ended by an end never decided 'done' goes back in progress. */
 export const endRecovery: EntryRecovery = {

@@ -95,7 +95,7 @@ async function failed(
       account_tag: job.account_tag,
       transaction_tag: job.transaction_tag,
     });
-    if (decision.state === 'done') return (decision as { result?: OperationResult | null }).result ?? done();
+    if (decision.state === 'done') return decision.result ?? done();
     await takeBack();
   } catch (second) {
     deps.ctx.logger.error({ err: second, jobId, op: job.op }, 'failed operation could not be taken back now; the recovery sweep will');
