@@ -7,12 +7,12 @@
  *   npm run bench:agent-commands -- [--parents 0|1] [--limit]
  */
 import type { CommandStartedEvent } from 'mongodb';
-import { loadConfig } from '../src/shared/config';
-import { createContext } from '../src/shared/context';
-import { createLogger } from '../src/shared/logger';
-import { connectMongo } from '../src/shared/mongo';
-import { announceRatingDataChange, RatingDataCache } from '../src/shared/rating-data/cache';
-import { startLocalServices } from '../src/shared/services/local-services';
+import { loadConfig } from '../src/shared/infra/config';
+import { createContext } from '../src/shared/domain/context';
+import { createLogger } from '../src/shared/infra/logger';
+import { connectMongo } from '../src/shared/domain/store';
+import { announceRatingDataChange, RatingDataCache } from '../src/shared/domain/rating-data/cache';
+import { startLocalServices } from '../src/shared/infra/services/local-services';
 import { authorize } from '../src/workers/transactions/authorization';
 import { begin } from '../src/workers/transactions/begin';
 import { end } from '../src/workers/transactions/end';

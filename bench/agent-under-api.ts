@@ -16,7 +16,7 @@
  * "API load": `--clients` clients each send the query again as soon as it is answered. The query
  * (`--query`, default `ids`, the only one measured in both services so far: docs/BENCHMARKS.md) is
  * made of as many aliases of one list selection as GRAPHQL_MAX_COST and GRAPHQL_MAX_FIELDS allow
- * (measured with src/shared/graphql/limits.ts at the defaults):
+ * (measured with src/shared/infra/graphql/limits.ts at the defaults):
  *   ids      allTransactions(perPage: 1000) { id }                 most records read
  *   account  allTransactions(perPage: 1000) { account { id } }     most lookups (one per record)
  *   wide     allTransactions(perPage: 1000) { every field, destination_rate, account }   largest answer
@@ -36,9 +36,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildSchema, parse } from 'graphql';
 import { apiModules } from '../src/api/graphql/schema';
-import { loadConfig } from '../src/shared/config';
-import { measureOperations } from '../src/shared/graphql/limits';
-import { sleep } from '../src/shared/services/process-tools';
+import { loadConfig } from '../src/shared/infra/config';
+import { measureOperations } from '../src/shared/infra/graphql/limits';
+import { sleep } from '../src/shared/infra/services/process-tools';
 import { postJson } from '../test/support/http-json';
 import { ServiceProcess } from '../test/support/service-process';
 

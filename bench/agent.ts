@@ -27,11 +27,11 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../src/shared/config';
-import { AppContext, createContext } from '../src/shared/context';
-import { createLogger } from '../src/shared/logger';
-import { startLocalServices, type Endpoints } from '../src/shared/services/local-services';
-import { freePort, sleep, which } from '../src/shared/services/process-tools';
+import { loadConfig } from '../src/shared/infra/config';
+import { AppContext, createContext } from '../src/shared/domain/context';
+import { createLogger } from '../src/shared/infra/logger';
+import { startLocalServices, type Endpoints } from '../src/shared/infra/services/local-services';
+import { freePort, sleep, which } from '../src/shared/infra/services/process-tools';
 import { AgentClient } from './agent/client';
 import { BareRoundTrip, closedLines, closedLoop, httpFloor } from './agent/closed-loop';
 import { runStep, P99_LIMIT_MS, type StepResult } from './agent/open-loop';

@@ -15,11 +15,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Queue, Worker } from 'bullmq';
 import type { Document } from 'mongodb';
-import { loadConfig } from '../src/shared/config';
-import { createContext } from '../src/shared/context';
-import { createLogger } from '../src/shared/logger';
-import { createRedis } from '../src/shared/redis';
-import { startLocalServices } from '../src/shared/services/local-services';
+import { loadConfig } from '../src/shared/infra/config';
+import { createContext } from '../src/shared/domain/context';
+import { createLogger } from '../src/shared/infra/logger';
+import { createRedis } from '../src/shared/infra/redis';
+import { startLocalServices } from '../src/shared/infra/services/local-services';
 import { account, carrier, pricelist, rate, seed } from '../test/support/seed';
 import { zipfPicker } from './support/zipf';
 import { CpuMeter, cpuSeconds, serverPid } from './agent/processes';
@@ -181,7 +181,7 @@ async function waitForOutput(child: ChildProcess, text: string, output: () => st
 interface BatchLog {
   lines?: number;
   accounts_debited?: number;
-  /** A settlement's log (src/shared/ledger/settlements.ts): the accounts it debited for its batches. */
+  /** A settlement's log (src/shared/domain/ledger/settlements.ts): the accounts it debited for its batches. */
   settlement_id?: string;
   accounts?: number;
   /** Account debits that missed their compare-and-swap (another batch debited the account first) and were read and tried again. */

@@ -2,7 +2,7 @@
 import { buildAgent } from './agent/app';
 import { buildApi } from './api/app';
 import { startApiThread } from './api/thread';
-import { listen, runProcess } from './shared/boot';
+import { listen, runProcess } from './shared/domain/boot';
 import { startWorkers } from './workers/worker-pool';
 
 void runProcess(

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { OperationResult, TransactionJob } from '../../src/shared/calls';
-import { createQueues } from '../../src/shared/queues/queues';
-import { ReplyInbox, request } from '../../src/shared/queues/replies';
-import { createRedis } from '../../src/shared/redis';
+import type { OperationResult, TransactionJob } from '../../src/shared/domain/calls';
+import { createQueues } from '../../src/shared/domain/queues/queues';
+import { ReplyInbox, request } from '../../src/shared/infra/replies';
+import { createRedis } from '../../src/shared/infra/redis';
 import type { AgentClient } from './client';
 import { ErrorCounts, latencyLine, percentile } from './stats';
 
@@ -95,7 +95,7 @@ async function floorRun(count: number, concurrency: number, task: (errors: Error
 
 /**
  * The bare queue round trip: no-op jobs (`{ op: 'noop' }`, answered at once by the workers) from this
- * process through the agent's own request path: `request()` and a ReplyInbox (src/shared/queues/
+ * process through the agent's own request path: `request()` and a ReplyInbox (src/shared/infra/
  * replies.ts) on the `transactions` queue, created as the agent creates them.
  */
 export class BareRoundTrip {

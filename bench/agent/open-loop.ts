@@ -1,5 +1,5 @@
-import type { AppContext } from '../../src/shared/context';
-import { sleep } from '../../src/shared/services/process-tools';
+import type { AppContext } from '../../src/shared/domain/context';
+import { sleep } from '../../src/shared/infra/services/process-tools';
 import type { AgentClient, Answer } from './client';
 import { CpuMeter } from './processes';
 import { ErrorCounts, latencyLine, ms, percentile } from './stats';
@@ -128,7 +128,7 @@ export async function runStep(ctx: AppContext, client: AgentClient, meter: CpuMe
 
 /**
  * When each ended call was charged. Method: the ledger entry of the call's charge (`charge:<record>`,
- * src/shared/ledger) carries `at`, stamped by the worker with the balance debit; the record is marked
+ * src/shared/domain/ledger) carries `at`, stamped by the worker with the balance debit; the record is marked
  * 'charged' right after. Waits for the processing queue to empty, then reads the step's entries
  * (once more every 250 ms while some are missing, up to 30 s).
  */

@@ -2,7 +2,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { sleep, withParentDeathSignal } from '../../src/shared/services/process-tools';
+import { sleep, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

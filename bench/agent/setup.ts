@@ -1,6 +1,6 @@
-import type { AppContext } from '../../src/shared/context';
+import type { AppContext } from '../../src/shared/domain/context';
 import type { AccountDoc } from '../../src/shared/domain/types';
-import { ensureIndexes } from '../../src/shared/mongo';
+import { ensureIndexes } from '../../src/shared/domain/store';
 import { account, carrier, pricelist, rate, seed } from '../../test/support/seed';
 
 export interface Options {

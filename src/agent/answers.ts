@@ -5,8 +5,8 @@ import {
   type OperationResult,
   type Reason,
   Reasons,
-} from '../shared/calls';
-import type { JsonSchema } from '../shared/validation/fields';
+} from '../shared/domain/calls';
+import type { JsonSchema } from '../shared/domain/validation/fields';
 
 /**
  * What the agent answers, in the shape of Canyan's agent (docs/DESIGN.md section 9): the worker's result

@@ -1,9 +1,10 @@
+import { metricsFor } from '../shared/domain/metrics';
 import type { FastifyInstance } from 'fastify';
-import { agentAccess, type AccessPolicy } from '../shared/auth/access';
-import type { AppContext } from '../shared/context';
-import { registerGraphql } from '../shared/http/graphql';
-import { createHttpServer } from '../shared/http/server';
-import { ReplyInbox } from '../shared/queues/replies';
+import { agentAccess, type AccessPolicy } from '../shared/infra/auth/access';
+import type { AppContext } from '../shared/domain/context';
+import { registerGraphql } from '../shared/infra/http/graphql';
+import { createHttpServer } from '../shared/infra/http/server';
+import { ReplyInbox } from '../shared/infra/replies';
 import { agentModules } from './graphql/schema';
 import { AgentOperations } from './operations';
 import { OPENAPI_PATH, openapiRest } from './rest/openapi';
@@ -15,7 +16,7 @@ const access: AccessPolicy = (path) => (path === OPENAPI_PATH ? 'open' : agentAc
 
 /** The real-time agent: GraphQL at /graphql, REST mirror under /v1 with its OpenAPI document, health routes. */
 export async function buildAgent(ctx: AppContext): Promise<FastifyInstance> {
-  const app = await createHttpServer(ctx, { name: 'agent', access, quietRequests: true });
+  const app = await createHttpServer(ctx, { name: 'agent', metrics: metricsFor(ctx), access, quietRequests: true });
   const inbox = new ReplyInbox(ctx.newRedis(), ctx.config.queuePrefix, ctx.logger);
   await inbox.start();
   app.addHook('onClose', async () => {

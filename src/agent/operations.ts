@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AppContext } from '../shared/context';
+import type { AppContext } from '../shared/domain/context';
 import {
   type AuthorizationResult,
   decideAbandonedWithin,
@@ -8,14 +8,14 @@ import {
   Reasons,
   refused,
   type TransactionJob,
-} from '../shared/calls';
-import { ReplyTimeout, request, type ReplyInbox } from '../shared/queues/replies';
+} from '../shared/domain/calls';
+import { ReplyTimeout, request, type ReplyInbox } from '../shared/infra/replies';
 import { authorizationAnswer, operationAnswer, type AuthorizationAnswer, type OperationAnswer } from './answers';
-import type { Input } from '../shared/validation/fields';
-import { validate, type OperationName } from '../shared/calls/operations';
+import type { Input } from '../shared/domain/validation/fields';
+import { validate, type OperationName } from '../shared/domain/calls/operations';
 
-export type { Input } from '../shared/validation/fields';
-export { validate, type OperationName } from '../shared/calls/operations';
+export type { Input } from '../shared/domain/validation/fields';
+export { validate, type OperationName } from '../shared/domain/calls/operations';
 
 /**
  * How long the agent, its wait over, may spend learning or recording an operation's fate
@@ -51,7 +51,7 @@ const LAST_LOOK_MS = 100;
 /**
  * The agent's only job: validate, enqueue, and wait (bounded by AGENT_TIMEOUT_MS) for the worker's
  * answer. When it stops waiting (the deadline, a failed job, Redis unreachable), it records the
- * operation abandoned (src/shared/outcomes.ts) before answering TIMEOUT or UNAVAILABLE: a worker that
+ * operation abandoned (src/shared/domain/calls/decisions.ts) before answering TIMEOUT or UNAVAILABLE: a worker that
  * made the changes then takes them back, so the answer is true. If a worker decided 'done' first, its
  * answer is given instead. If the abandonment cannot be recorded within AGENT_ABANDON_MS, nobody can
  * say what happened: OUTCOME_UNKNOWN, and the same request sent again answers it (issue 37).

@@ -1,18 +1,18 @@
 import type { QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import type { AppContext } from '../shared/context';
-import { badInput, ErrorCodes, ServiceError } from '../shared/errors';
-import { QueueNames } from '../shared/queues/names';
-import type { ImportBatchResult, ImportLine } from '../shared/queues/payloads';
-import { bullmqPrefix, createQueueEvents } from '../shared/queues/queues';
-import { finishedBatch, importBatchId } from '../shared/ledger';
-import { decideAbandonedWithin } from '../shared/calls/decisions';
+import type { AppContext } from '../shared/domain/context';
+import { badInput, ErrorCodes, ServiceError } from '../shared/infra/errors';
+import { QueueNames } from '../shared/domain/queues/names';
+import type { ImportBatchResult, ImportLine } from '../shared/domain/queues/payloads';
+import { bullmqPrefix, createQueueEvents } from '../shared/domain/queues/queues';
+import { finishedBatch, importBatchId } from '../shared/domain/ledger';
+import { decideAbandonedWithin } from '../shared/domain/calls/decisions';
 import { abandonWriteMs, type Input } from './operations';
 import type { RecordItemResult } from './answers';
-import { validateRecordLine } from '../shared/imports/validate-record';
-import { type Reason, Reasons } from '../shared/calls';
+import { validateRecordLine } from '../shared/domain/imports/validate-record';
+import { type Reason, Reasons } from '../shared/domain/calls';
 
-/** Moved to src/shared/imports (the CLI and the management API's uploads use it too); re-exported for the agent's callers. */
+/** Moved to src/shared/domain/imports (the CLI and the management API's uploads use it too); re-exported for the agent's callers. */
 export { validateRecordLine };
 
 export type { RecordItemResult } from './answers';
@@ -92,7 +92,7 @@ export class RecordBatchService {
   }
 
   /**
-   * Records the batch abandoned (src/shared/outcomes.ts), so a worker that has written it takes it back
+   * Records the batch abandoned (src/shared/domain/calls/decisions.ts), so a worker that has written it takes it back
    * and the TIMEOUT answered is true; if the worker decided 'done' first, its stored result is the answer.
    */
   private async abandon(batchId: string): Promise<ImportBatchResult | null> {

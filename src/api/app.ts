@@ -1,11 +1,14 @@
+import { allQueues } from '../shared/domain/queues/all-queues';
+import { metricsFor } from '../shared/domain/metrics';
 import type { FastifyInstance } from 'fastify';
-import { apiAccess } from '../shared/auth/access';
-import type { AppContext } from '../shared/context';
-import { registerGraphql } from '../shared/http/graphql';
-import { registerQueueBoard } from '../shared/http/queue-board';
-import { createHttpServer } from '../shared/http/server';
-import { connectMongo, writeConcernOf } from '../shared/mongo';
-import { RatingDataCache } from '../shared/rating-data/cache';
+import { apiAccess } from '../shared/infra/auth/access';
+import type { AppContext } from '../shared/domain/context';
+import { registerGraphql } from '../shared/infra/http/graphql';
+import { registerQueueBoard } from '../shared/infra/http/queue-board';
+import { createHttpServer } from '../shared/infra/http/server';
+import { writeConcernOf } from '../shared/infra/mongo';
+import { connectMongo } from '../shared/domain/store';
+import { RatingDataCache } from '../shared/domain/rating-data/cache';
 import consolePlugin from './console-plugin';
 import type { ApiServices } from './graphql/context';
 import { apiModules } from './graphql/schema';
@@ -21,7 +24,7 @@ import { createApiStores } from './store';
  * workers (`npm start`) API queries cannot starve them (issue 10).
  */
 export async function buildApi(ctx: AppContext): Promise<FastifyInstance> {
-  const app = await createHttpServer(ctx, { name: 'api', access: apiAccess });
+  const app = await createHttpServer(ctx, { name: 'api', metrics: metricsFor(ctx), access: apiAccess });
   const poolSize = ctx.config.apiMongoPoolSize;
   const mongo =
     poolSize > 0
@@ -38,7 +41,7 @@ export async function buildApi(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('onClose', () => ratingData.close());
   await app.register(queryGate, { ctx });
   await registerGraphql<ApiServices>(app, apiCtx, apiModules, { ratingData, stores: createApiStores(apiCtx, ratingData) });
-  await registerQueueBoard(app, ctx);
+  await registerQueueBoard(app, allQueues(ctx.queues));
   await app.register(rateDecksRoutes, { ctx: apiCtx, ratingData }); // POST /v1/rate-decks (docs/RATE-DECKS.md)
   await app.register(importsRoutes, { ctx: apiCtx }); // POST /v1/imports: CDR uploads (docs/IMPORTS.md)
   await app.register(consolePlugin); // the operator console at /console/ (dist/console)

@@ -36,7 +36,7 @@ async function isFile(file: string): Promise<boolean> {
  * The operator console (src/console, built by `npm run build` into dist/console) at /console/.
  * Hashed assets (assets/*) are cached for good; index.html is revalidated and answers every other
  * path under /console/, so the console's client-side routes survive a reload. Open to all
- * (src/shared/auth/access.ts): the files carry no data, which the console fetches from /graphql
+ * (src/shared/infra/auth/access.ts): the files carry no data, which the console fetches from /graphql
  * with the operator's token. Without a build, /console answers 503 saying how to make one.
  */
 const consolePlugin: FastifyPluginAsync<ConsolePluginOptions> = async (app, options) => {

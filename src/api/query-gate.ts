@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../shared/context';
-import { ErrorCodes } from '../shared/errors';
-import { sendError } from '../shared/http/error-reply';
+import type { AppContext } from '../shared/domain/context';
+import { ErrorCodes } from '../shared/infra/errors';
+import { sendError } from '../shared/infra/http/error-reply';
 
 /** Gives a turn back; calling it more than once does nothing. */
 export type Release = () => void;

@@ -1,11 +1,12 @@
 import { once } from 'node:events';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Redis } from 'ioredis';
-import type { RoleHandle } from '../shared/boot';
-import { loadConfig } from '../shared/config';
-import { AppContext, createContext, Endpoints } from '../shared/context';
-import { createLogger } from '../shared/logger';
-import { socketUrl } from '../shared/redis';
+import type { RoleHandle } from '../shared/domain/boot';
+import { loadConfig } from '../shared/infra/config';
+import { AppContext, createContext } from '../shared/domain/context';
+import { Endpoints } from '../shared/infra/service-context';
+import { createLogger } from '../shared/infra/logger';
+import { socketUrl } from '../shared/infra/redis';
 import { buildApi } from './app';
 
 /**

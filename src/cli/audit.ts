@@ -1,10 +1,11 @@
 /**
- * `rating audit`: checks the ledger's promise on the whole database (src/shared/ledger/audit.ts) and
+ * `rating audit`: checks the ledger's promise on the whole database (src/shared/domain/ledger/audit.ts) and
  * prints what it found. Exit status: 0 no difference, 1 differences or call problems, 2 could not run.
  */
-import { ConfigError } from '../shared/config';
-import { auditLedger } from '../shared/ledger/audit';
-import { connectMongo, writeConcernOf } from '../shared/mongo';
+import { ConfigError } from '../shared/infra/config';
+import { auditLedger } from '../shared/domain/ledger/audit';
+import { writeConcernOf } from '../shared/infra/mongo';
+import { connectMongo } from '../shared/domain/store';
 import { commandConfig } from './servers';
 
 export const USAGE = `usage: rating audit [--json]

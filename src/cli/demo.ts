@@ -15,7 +15,7 @@ import { ChangeAnnouncer } from '../api/store/change-announcer';
 import { pricelistStore } from '../api/store/pricelists';
 import { RateStore } from '../api/store/rates';
 import { References } from '../api/store/references';
-import { createContext } from '../shared/context';
+import { createContext } from '../shared/domain/context';
 import { reportFailure as reportCliFailure, UsageError } from './failure';
 import { commandConfig, serviceServers } from './servers';
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../shared/config';
+import { ConfigError } from '../shared/infra/config';
 
 /** A command line the command cannot run: printed with its usage. */
 export class UsageError extends Error {}

@@ -1,6 +1,6 @@
 /**
  * `rating rates import DECK.csv --pricelist P --carrier C [--effective T] [--dry-run]`: loads a
- * carrier's rate deck into one pricelist with an effective time (src/shared/rate-decks,
+ * carrier's rate deck into one pricelist with an effective time (src/shared/domain/rate-decks,
  * docs/RATE-DECKS.md). Progress on stderr, rejected lines on stderr as `line N: reason`, and a last
  * summary line on stdout.
  */
@@ -8,10 +8,10 @@ import { createReadStream, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { createContext } from '../shared/context';
-import { applyDeck, DeckError, parseEffective, summaryLine, type DeckProgress } from '../shared/rate-decks';
-import { announceRatingDataChange } from '../shared/rating-data/cache';
-import { tag } from '../shared/validation/text';
+import { createContext } from '../shared/domain/context';
+import { applyDeck, DeckError, parseEffective, summaryLine, type DeckProgress } from '../shared/domain/rate-decks';
+import { announceRatingDataChange } from '../shared/domain/rating-data/cache';
+import { tag } from '../shared/domain/validation/text';
 import { Progress } from './import/progress';
 import { commandConfig, serviceServers } from './servers';
 import { reportFailure as reportCliFailure, UsageError } from './failure';

@@ -1,7 +1,7 @@
 import { MongoClient } from 'mongodb';
-import { loadConfig, type Config } from '../shared/config';
-import { connectTo } from '../shared/redis';
-import { pidAlive, readServersFile, serversFilePath, type ServersRecord } from '../shared/services/servers-file';
+import { loadConfig, type Config } from '../shared/infra/config';
+import { connectTo } from '../shared/infra/redis';
+import { pidAlive, readServersFile, serversFilePath, type ServersRecord } from '../shared/infra/services/servers-file';
 
 /** How long a server of a running `npm start` may take to answer before the command gives up on it. */
 const PING_TIMEOUT_MS = 3000;

@@ -5,10 +5,11 @@
  * is printed once, alone on stdout, so it can be captured: TOKEN=$(npm run -s token -- create ...).
  */
 import { parseArgs } from 'node:util';
-import { createToken, ensureTokenIndexes, listTokens, revokeToken, TokenNameTaken } from '../shared/auth/token-store';
-import { parseScopes, validTokenName } from '../shared/auth/token-format';
-import { Config, ConfigError } from '../shared/config';
-import { connectMongo, Mongo, writeConcernOf } from '../shared/mongo';
+import { createToken, ensureTokenIndexes, listTokens, revokeToken, TokenNameTaken } from '../shared/infra/auth/token-store';
+import { parseScopes, validTokenName } from '../shared/infra/auth/token-format';
+import { Config, ConfigError } from '../shared/infra/config';
+import { writeConcernOf } from '../shared/infra/mongo';
+import { connectMongo, Mongo } from '../shared/domain/store';
 import { commandConfig } from './servers';
 
 const USAGE = `usage:

@@ -1,5 +1,6 @@
-import { listen, runProcess } from '../shared/boot';
-import { createHttpServer } from '../shared/http/server';
+import { metricsFor } from '../shared/domain/metrics';
+import { listen, runProcess } from '../shared/domain/boot';
+import { createHttpServer } from '../shared/infra/http/server';
 import { startWorkers } from './worker-pool';
 
 /** A standalone worker: the queue consumers plus a small HTTP server for health checks and /metrics. */
@@ -7,7 +8,8 @@ void runProcess(
   'worker',
   [
     async (ctx) => startWorkers(ctx),
-    async (ctx) => listen(await createHttpServer(ctx, { name: 'worker' }), ctx.config.host, ctx.config.workerPort),
+    async (ctx) =>
+      listen(await createHttpServer(ctx, { name: 'worker', metrics: metricsFor(ctx) }), ctx.config.host, ctx.config.workerPort),
   ],
   { localServices: false },
 );

@@ -1,10 +1,10 @@
 import type { Job, Worker } from 'bullmq';
 import { LeanWorker } from './lean-worker';
-import type { AppContext } from '../shared/context';
-import { instrumentWorker } from '../shared/metrics';
-import { QueueNames } from '../shared/queues/names';
-import { bullmqPrefix } from '../shared/queues/queues';
-import { RatingDataCache } from '../shared/rating-data/cache';
+import type { AppContext } from '../shared/domain/context';
+import { instrumentWorker } from '../shared/domain/metrics';
+import { QueueNames } from '../shared/domain/queues/names';
+import { bullmqPrefix } from '../shared/domain/queues/queues';
+import { RatingDataCache } from '../shared/domain/rating-data/cache';
 import { ImportAccountCache } from './imports/account-cache';
 import { scheduleMaintenance } from './maintenance/schedule';
 import { processorsFor } from './processors';

@@ -25,7 +25,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { sleep } from '../../src/shared/services/process-tools';
+import { sleep } from '../../src/shared/infra/services/process-tools';
 import { ensurePackages, versionOf } from '../support/apt';
 import { postJson } from '../support/http-json';
 import { ServiceProcess } from '../support/service-process';

@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BSON, Db, MongoClient } from 'mongodb';
-import { sleep } from '../../src/shared/services/process-tools';
+import { sleep } from '../../src/shared/infra/services/process-tools';
 import { ServiceProcess } from '../support/service-process';
 import { Answer, answerLabel, check, Finding } from './check';
 import { Case, encode, makeCase, short, Tokens, uuidFrom } from './mutators';

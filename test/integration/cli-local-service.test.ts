@@ -2,8 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, sleep } from '../../src/shared/services/process-tools';
-import { SERVERS_FILE, type ServersRecord } from '../../src/shared/services/servers-file';
+import { freePort, sleep } from '../../src/shared/infra/services/process-tools';
+import { SERVERS_FILE, type ServersRecord } from '../../src/shared/infra/services/servers-file';
 import { ServiceProcess } from '../support/service-process';
 import { uniqueName } from '../support/harness';
 

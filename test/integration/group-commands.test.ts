@@ -1,5 +1,5 @@
 import { Collection, CommandStartedEvent, MongoClient } from 'mongodb';
-import { groupFindElement, groupFindOne, groupInsert, groupUpdate } from '../../src/shared/group-commands';
+import { groupFindElement, groupFindOne, groupInsert, groupUpdate } from '../../src/shared/infra/group-commands';
 import { serverUrls, uniqueName } from '../support/harness';
 
 interface Doc {
@@ -11,7 +11,7 @@ interface Doc {
 }
 
 /**
- * Group commit (src/shared/group-commands.ts): concurrent commands on one collection travel together,
+ * Group commit (src/shared/infra/group-commands.ts): concurrent commands on one collection travel together,
  * and every caller still gets its own document's outcome.
  */
 describe('group commands', () => {

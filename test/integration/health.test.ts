@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildAgent } from '../../src/agent/app';
 import { buildApi } from '../../src/api/app';
-import { serviceVersion } from '../../src/shared/version';
+import { serviceVersion } from '../../src/shared/infra/version';
 import { createTestContext, graphql, TestContext } from '../support/harness';
 
 describe.each([

@@ -1,6 +1,6 @@
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createRedis, type RedisClient } from '../../src/shared/redis';
+import { createRedis, type RedisClient } from '../../src/shared/infra/redis';
 import { LeanWorker } from '../../src/workers/lean-worker';
 import { serverUrls, uniqueName } from '../support/harness';
 import { openMonitor, type RedisMonitor } from '../support/redis-monitor';

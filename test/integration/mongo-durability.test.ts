@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { ensureLauncherJar } from '../../src/shared/services/mongo-server';
-import { stopChild } from '../../src/shared/services/redis-server';
+import { ensureLauncherJar } from '../../src/shared/infra/services/mongo-server';
+import { stopChild } from '../../src/shared/infra/services/redis-server';
 import { startH2MongoServer } from '../support/mongo-process';
 
 /**

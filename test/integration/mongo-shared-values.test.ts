@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { stopChild } from '../../src/shared/services/redis-server';
+import { stopChild } from '../../src/shared/infra/services/redis-server';
 import { serverUrls, uniqueName } from '../support/harness';
 import { startH2MongoServer } from '../support/mongo-process';
 

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, sleep } from '../../src/shared/services/process-tools';
+import { freePort, sleep } from '../../src/shared/infra/services/process-tools';
 
 const root = path.resolve(__dirname, '..', '..');
 

@@ -46,7 +46,7 @@ import dgram from 'node:dgram';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sleep, withParentDeathSignal } from '../../src/shared/services/process-tools';
+import { sleep, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
 import { ServiceProcess } from '../support/service-process';
 import { postJson } from '../support/http-json';
 import { ensurePackages, versionOf } from '../support/apt';

@@ -1,4 +1,4 @@
-import type { AuthorizationJob, BeginJob, EndJob, RecordJob, RollbackJob } from '../../src/shared/calls';
+import type { AuthorizationJob, BeginJob, EndJob, RecordJob, RollbackJob } from '../../src/shared/domain/calls';
 
 /**
  * The agent jobs of one call, as the worker receives them, for tests that run the worker's functions in

@@ -1,4 +1,4 @@
-import { startLocalServices } from '../../src/shared/services/local-services';
+import { startLocalServices } from '../../src/shared/infra/services/local-services';
 
 /**
  * One Redis and one MongoDB-wire server for the whole run (ephemeral), unless MONGO_URL / REDIS_URL

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Config, loadConfig } from '../../src/shared/config';
-import { AppContext, createContext } from '../../src/shared/context';
-import { createLogger } from '../../src/shared/logger';
-import { deleteKeys, keysEverywhere } from '../../src/shared/redis';
+import { Config, loadConfig } from '../../src/shared/infra/config';
+import { AppContext, createContext } from '../../src/shared/domain/context';
+import { createLogger } from '../../src/shared/infra/logger';
+import { deleteKeys, keysEverywhere } from '../../src/shared/infra/redis';
 
 /** A name no other test file uses: each file gets its own database and queue prefix. */
 export function uniqueName(kind: string): string {

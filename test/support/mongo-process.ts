@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { ensureLauncherJar, launcherReady } from '../../src/shared/services/mongo-server';
-import { freePort, withParentDeathSignal } from '../../src/shared/services/process-tools';
+import { ensureLauncherJar, launcherReady } from '../../src/shared/infra/services/mongo-server';
+import { freePort, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
 
 export interface MongoProcess {
   child: ChildProcess;

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import type { Config } from '../../src/shared/config';
-import { freePort, sleep, withParentDeathSignal } from '../../src/shared/services/process-tools';
+import type { Config } from '../../src/shared/infra/config';
+import { freePort, sleep, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
 
 const root = path.resolve(__dirname, '..', '..');
 

@@ -1,8 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import type { Config } from '../../src/shared/config';
-import { formatRedisNodes } from '../../src/shared/redis-nodes';
-import { sleep } from '../../src/shared/services/process-tools';
+import type { Config } from '../../src/shared/infra/config';
+import { formatRedisNodes } from '../../src/shared/infra/redis-nodes';
+import { sleep } from '../../src/shared/infra/services/process-tools';
 
 const root = path.resolve(__dirname, '..', '..');
 

@@ -4,8 +4,8 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { ensureRedisServer, stopChild } from '../../src/shared/services/redis-server';
-import { sleep, which, withParentDeathSignal } from '../../src/shared/services/process-tools';
+import { ensureRedisServer, stopChild } from '../../src/shared/infra/services/redis-server';
+import { sleep, which, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
 
 /**
  * A real Redis Cluster on loopback for a test: `size` masters (no replicas) in a temp dir, created

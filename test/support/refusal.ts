@@ -1,5 +1,5 @@
-import { ServiceError } from '../../src/shared/errors';
-import type { Parse } from '../../src/shared/validation/text';
+import { ServiceError } from '../../src/shared/infra/errors';
+import type { Parse } from '../../src/shared/domain/validation/text';
 
 /** The error a field parser throws for `value` (as field "f"); fails the test if it accepts it. */
 export function refusal<T>(parse: Parse<T>, value: unknown): ServiceError {

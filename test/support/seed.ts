@@ -7,8 +7,8 @@ import {
   type PricelistRateDoc,
   type RunningTransaction,
 } from '../../src/shared/domain/types';
-import type { AppContext } from '../../src/shared/context';
-import { announceRatingDataChange } from '../../src/shared/rating-data/cache';
+import type { AppContext } from '../../src/shared/domain/context';
+import { announceRatingDataChange } from '../../src/shared/domain/rating-data/cache';
 
 /** Test data written straight to the store (the agent tests do not depend on the management API). */
 export function carrier(tag: string, overrides: Partial<CarrierDoc> = {}): CarrierDoc {

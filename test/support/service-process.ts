@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, sleep, withParentDeathSignal } from '../../src/shared/services/process-tools';
+import { freePort, sleep, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const HOST = '127.0.0.1';

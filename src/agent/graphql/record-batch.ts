@@ -1,5 +1,5 @@
-import type { SchemaModule } from '../../shared/http/graphql';
-import type { AppContext } from '../../shared/context';
+import type { SchemaModule } from '../../shared/infra/http/graphql';
+import type { AppContext } from '../../shared/domain/context';
 import { recordBatchService } from '../record-batch';
 
 /**

@@ -1,5 +1,5 @@
-import type { SchemaModule } from '../../shared/http/graphql';
-import { serviceVersion } from '../../shared/version';
+import type { SchemaModule } from '../../shared/infra/http/graphql';
+import { serviceVersion } from '../../shared/infra/version';
 import type { AgentOperations } from '../operations';
 import { recordBatchModule } from './record-batch';
 import { transactionsModule } from './transactions';

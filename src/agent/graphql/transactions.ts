@@ -1,8 +1,8 @@
-import type { SchemaModule } from '../../shared/http/graphql';
+import type { SchemaModule } from '../../shared/infra/http/graphql';
 import { authorizationAnswerFields, operationAnswerFields, answerTypes, type AnswerField } from '../answers';
-import { kinds, type FieldTable } from '../../shared/validation/fields';
+import { kinds, type FieldTable } from '../../shared/domain/validation/fields';
 import type { AgentOperations, Input } from '../operations';
-import { operationFields } from '../../shared/calls/operations';
+import { operationFields } from '../../shared/domain/calls/operations';
 
 /** A GraphQL string literal: JSON's escapes are GraphQL's. */
 const describe = (text: string): string => JSON.stringify(text);

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { serviceVersion } from '../../shared/version';
+import { serviceVersion } from '../../shared/infra/version';
 import { answerTypes, authorizationAnswerFields, operationAnswerFields, recordItemAnswerFields, type AnswerField } from '../answers';
-import { kinds, type FieldTable, type JsonSchema } from '../../shared/validation/fields';
-import { operationFields, type OperationKey } from '../../shared/calls/operations';
+import { kinds, type FieldTable, type JsonSchema } from '../../shared/domain/validation/fields';
+import { operationFields, type OperationKey } from '../../shared/domain/calls/operations';
 import { RECORD_BATCH_PATH } from './record-batch';
 import { restPaths } from './v1';
 
@@ -108,7 +108,7 @@ const requestError: JsonSchema = {
   },
 };
 
-/** Authentication, scopes and the rate limit answer in the GraphQL error shape on every route (src/shared/http/error-reply.ts). */
+/** Authentication, scopes and the rate limit answer in the GraphQL error shape on every route (src/shared/infra/http/error-reply.ts). */
 const accessError: JsonSchema = {
   type: 'object',
   required: ['errors'],

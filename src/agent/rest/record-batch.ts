@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../../shared/context';
-import { ServiceError } from '../../shared/errors';
+import type { AppContext } from '../../shared/domain/context';
+import { ServiceError } from '../../shared/infra/errors';
 import { closeRecordBatchService, recordBatchService } from '../record-batch';
-import { ErrorCodes } from '../../shared/errors';
+import { ErrorCodes } from '../../shared/infra/errors';
 
 export const RECORD_BATCH_PATH = '/v1/record_transactions';
 

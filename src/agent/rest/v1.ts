@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { ServiceError } from '../../shared/errors';
+import { ServiceError } from '../../shared/infra/errors';
 import type { AgentOperations, Input, OperationName } from '../operations';
-import type { OperationKey } from '../../shared/calls/operations';
-import { ErrorCodes } from '../../shared/errors';
+import type { OperationKey } from '../../shared/domain/calls/operations';
+import { ErrorCodes } from '../../shared/infra/errors';
 
 /** Each operation's path; the OpenAPI document (rest/openapi.ts) reads the same table. */
 export const restPaths: Record<OperationKey, string> = {

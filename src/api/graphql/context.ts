@@ -1,6 +1,6 @@
 import type { IResolvers, MercuriusContext } from 'mercurius';
-import type { AppContext } from '../../shared/context';
-import type { RatingDataCache } from '../../shared/rating-data/cache';
+import type { AppContext } from '../../shared/domain/context';
+import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
 import type { ApiStores } from '../store';
 
 /** What the management API adds to every resolver's context (see buildApi). */

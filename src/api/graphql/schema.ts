@@ -1,6 +1,6 @@
-import { scalarsModule } from '../../shared/graphql/scalars';
-import type { SchemaModule } from '../../shared/http/graphql';
-import { serviceVersion } from '../../shared/version';
+import { scalarsModule } from '../../shared/domain/graphql-scalars';
+import type { SchemaModule } from '../../shared/infra/http/graphql';
+import { serviceVersion } from '../../shared/infra/version';
 import { accountsModule } from './accounts';
 import { carriersModule } from './carriers';
 import { commonModule } from './common/schema';

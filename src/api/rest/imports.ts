@@ -6,12 +6,12 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { QueueEvents } from 'bullmq';
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../../shared/context';
-import { badInput, ErrorCodes } from '../../shared/errors';
-import { claimUpload, ContentId, HeaderError, readRecords, UploadRun, type Format } from '../../shared/imports';
-import { QueueNames } from '../../shared/queues/names';
-import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
-import { text } from '../../shared/validation/text';
+import type { AppContext } from '../../shared/domain/context';
+import { badInput, ErrorCodes } from '../../shared/infra/errors';
+import { claimUpload, ContentId, HeaderError, readRecords, UploadRun, type Format } from '../../shared/domain/imports';
+import { QueueNames } from '../../shared/domain/queues/names';
+import { bullmqPrefix, createQueueEvents } from '../../shared/domain/queues/queues';
+import { text } from '../../shared/domain/validation/text';
 import { oneQueryValue, refusedWithoutWrite, refuseUnknownParameters, registerUploadScope, uploadBody } from './uploads';
 
 /** Largest CDR file accepted over HTTP. */
@@ -86,7 +86,7 @@ async function checkHeader(file: string): Promise<void> {
  * finished batches replayed and nothing charged twice. Once the import is registered in MongoDB the
  * answer is 202 `{ import_id }` and the import runs in the background in this process (workers rate
  * the batches); its progress and rejects are in MongoDB (GraphQL `Import(id)`, `allImports`). If the
- * process dies mid-import, uploading the same file again resumes it (src/shared/imports/uploads.ts).
+ * process dies mid-import, uploading the same file again resumes it (src/shared/domain/imports/uploads.ts).
  * Bad parameters, an empty body or a bad CSV header answer 400 with nothing stored. Needs the `write`
  * scope. Not wrapped in fastify-plugin: its parsers and error handler stay in its own scope.
  */

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppContext } from '../../shared/context';
-import { badInput } from '../../shared/errors';
-import { applyDeck, DeckError, parseEffective, type DeckReport } from '../../shared/rate-decks';
-import type { RatingDataCache } from '../../shared/rating-data/cache';
-import { tag } from '../../shared/validation/text';
+import type { AppContext } from '../../shared/domain/context';
+import { badInput } from '../../shared/infra/errors';
+import { applyDeck, DeckError, parseEffective, type DeckReport } from '../../shared/domain/rate-decks';
+import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
+import { tag } from '../../shared/domain/validation/text';
 import { ChangeAnnouncer } from '../store/change-announcer';
 import { oneQueryValue, refusedWithoutWrite, refuseUnknownParameters, registerUploadScope, uploadBody } from './uploads';
 
@@ -42,7 +42,7 @@ function readQuery(query: Record<string, unknown>): { pricelist_tag: string; car
 
 /**
  * `POST /v1/rate-decks?pricelist_tag=P&carrier_tag=C&effective=T&dry_run=true|false` with a `text/csv`
- * body: applies a rate deck (src/shared/rate-decks, docs/RATE-DECKS.md) and answers what it did,
+ * body: applies a rate deck (src/shared/domain/rate-decks, docs/RATE-DECKS.md) and answers what it did,
  * `{ added, changed, unchanged, removed, rejected: [{ line, reason }] (first 1000), rejected_count,
  * dry_run, effective }`. The body is read as a stream (up to 256 MiB). Bad input (parameters, header,
  * unknown pricelist or carrier) answers 400 in the API's error shape, before anything is written.

@@ -1,8 +1,8 @@
 import { Readable, Transform } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { badInput, type ErrorCode, ErrorCodes, ServiceError } from '../../shared/errors';
-import { sendError } from '../../shared/http/error-reply';
-import { isStoreUnreachable } from '../../shared/store-errors';
+import { badInput, type ErrorCode, ErrorCodes, ServiceError } from '../../shared/infra/errors';
+import { sendError } from '../../shared/infra/http/error-reply';
+import { isStoreUnreachable } from '../../shared/infra/store-errors';
 
 /**
  * What the API's file uploads (rate decks, CDR files) share: the body stays a stream of bounded size,

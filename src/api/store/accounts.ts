@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { applyAt, closeAccount, opIds, settle, type LedgerOp } from '../../shared/ledger';
-import type { Config } from '../../shared/config';
-import { badInput } from '../../shared/errors';
+import { applyAt, closeAccount, opIds, settle, type LedgerOp } from '../../shared/domain/ledger';
+import type { Config } from '../../shared/infra/config';
+import { badInput } from '../../shared/infra/errors';
 import type { AccountDoc, AccountType } from '../../shared/domain/types';
-import { type Collections } from '../../shared/mongo';
-import { isDuplicateKeyError } from '../../shared/mongo-errors';
+import { type Collections } from '../../shared/domain/store';
+import { isDuplicateKeyError } from '../../shared/infra/mongo-errors';
 import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
@@ -87,7 +87,7 @@ export interface Adjustment {
  * entry (`adjust:key:<key>`). It exists because the ledger entry's unique id alone cannot stop the same
  * key from being applied to two different accounts at once (each compare-and-swap is per account, and
  * the second entry's insert would fail only after its balance changed); the claim's unique `_id` does,
- * before any balance moves. Written first (intent first, src/shared/ledger/index.ts guarantee 5): a
+ * before any balance moves. Written first (intent first, src/shared/domain/ledger/index.ts guarantee 5): a
  * claim without its entry is an adjustment a retry with the same key will finish.
  */
 interface AdjustmentKeyDoc {

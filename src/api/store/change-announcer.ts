@@ -1,9 +1,9 @@
-import type { AppContext } from '../../shared/context';
-import { announceChange, type ChangeTopic } from '../../shared/announced-version';
+import type { AppContext } from '../../shared/domain/context';
+import { announceChange, type ChangeTopic } from '../../shared/infra/announced-version';
 
 /**
  * Tells every process holding a topic's data in memory (workers, agents, this API's own cache) that it
- * changed (src/shared/announced-version.ts). Called after each committed write to it.
+ * changed (src/shared/infra/announced-version.ts). Called after each committed write to it.
  */
 export class ChangeAnnouncer {
   constructor(

@@ -1,10 +1,10 @@
 import type { Document, Filter } from 'mongodb';
-import type { Config } from '../../shared/config';
+import type { Config } from '../../shared/infra/config';
 import { isReservation, type AccountDoc } from '../../shared/domain/types';
-import type { Collections } from '../../shared/mongo';
-import { allQueues } from '../../shared/queues/all-queues';
-import { QueueNames } from '../../shared/queues/names';
-import type { Queues } from '../../shared/queues/queues';
+import type { Collections } from '../../shared/domain/store';
+import { allQueues } from '../../shared/domain/queues/all-queues';
+import { QueueNames } from '../../shared/domain/queues/names';
+import type { Queues } from '../../shared/domain/queues/queues';
 import type { ReadLimits } from './documents';
 
 export interface TrafficBucket {
@@ -44,7 +44,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
 /**
- * Where the balance alerts draw the line (src/shared/alerts/balance-alerts.ts): NEGATIVE_BALANCE below
+ * Where the balance alerts draw the line (src/shared/domain/alerts/balance-alerts.ts): NEGATIVE_BALANCE below
  * zero, LOW_BALANCE below a positive threshold. Both together: below max(threshold, 0).
  */
 export function alertLine(threshold: bigint): bigint {
@@ -61,7 +61,7 @@ const OWN_RECORD = { $eq: ['$account_tag', { $ifNull: ['$origin_account_tag', '$
 /**
  * Accounts holding at least one running entry. Every entry has an `id`, so this is the same set as
  * with_running_transactions' `running_transactions.0` existing, put so that the sparse index on
- * running_transactions.id (src/shared/mongo.ts), which holds only those accounts, serves it.
+ * running_transactions.id (src/shared/infra/mongo.ts), which holds only those accounts, serves it.
  */
 export const HAS_RUNNING_ENTRIES: Filter<AccountDoc> = { 'running_transactions.id': { $exists: true } };
 
@@ -202,7 +202,7 @@ export class DashboardStore {
     return { accounts: list, count };
   }
 
-  /** Every queue of src/shared/queues/names.ts, through this process's handles (AppContext.queues). */
+  /** Every queue of src/shared/domain/queues/names.ts, through this process's handles (AppContext.queues). */
   async queueDepths(): Promise<QueueDepth[]> {
     const handles = new Map(allQueues(this.queues).map((q) => [q.name, q] as const));
     return Promise.all(

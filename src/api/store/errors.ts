@@ -1,5 +1,5 @@
-import { ErrorCodes, ServiceError } from '../../shared/errors';
-import { isDuplicateKeyError } from '../../shared/mongo-errors';
+import { ErrorCodes, ServiceError } from '../../shared/infra/errors';
+import { isDuplicateKeyError } from '../../shared/infra/mongo-errors';
 
 export const notFound = (what: string) => new ServiceError(ErrorCodes.NOT_FOUND, `${what} not found`);
 

@@ -1,5 +1,5 @@
 import type { Db, Filter } from 'mongodb';
-import { importRejectsOf, rejectsOfImport, UPLOADED, uploadsOf, type ImportRejectDoc, type UploadDoc } from '../../shared/imports';
+import { importRejectsOf, rejectsOfImport, UPLOADED, uploadsOf, type ImportRejectDoc, type UploadDoc } from '../../shared/domain/imports';
 import { countMatching, findPage, type ListWindow, type ReadLimits } from './documents';
 import { allOf, idConditions, matchValue, textSearch } from './query';
 
@@ -13,7 +13,7 @@ export interface ImportFilter {
 
 export const IMPORT_SEARCH_PATHS = ['name'] as const;
 
-/** Uploaded imports only: the CLI's imports keep no progress (src/shared/imports/uploads.ts). */
+/** Uploaded imports only: the CLI's imports keep no progress (src/shared/domain/imports/uploads.ts). */
 export function importQuery(filter: ImportFilter): Filter<UploadDoc> {
   return allOf<UploadDoc>([
     UPLOADED,

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../shared/context';
-import type { RatingDataCache } from '../../shared/rating-data/cache';
+import type { AppContext } from '../../shared/domain/context';
+import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
 import { AccountStore } from './accounts';
 import { carrierStore, type CarrierStore } from './carriers';
 import { DashboardStore } from './dashboard';

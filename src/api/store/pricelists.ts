@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { PricelistCurrency, PricelistDoc } from '../../shared/domain/types';
-import type { Collections } from '../../shared/mongo';
+import type { Collections } from '../../shared/domain/store';
 import type { ReadLimits } from './documents';
 import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
 import type { ChangeAnnouncer } from './change-announcer';

@@ -1,5 +1,5 @@
 import type { Filter } from 'mongodb';
-import { badInput } from '../../shared/errors';
+import { badInput } from '../../shared/infra/errors';
 
 /**
  * Builders of MongoDB filters from the members of a GraphQL filter input. A member that is null or

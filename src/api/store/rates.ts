@@ -1,7 +1,7 @@
 import type { Collection, Filter } from 'mongodb';
-import { badInput } from '../../shared/errors';
+import { badInput } from '../../shared/infra/errors';
 import type { PricelistRateDoc } from '../../shared/domain/types';
-import type { Collections } from '../../shared/mongo';
+import type { Collections } from '../../shared/domain/store';
 import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, oneOrMany, textSearch } from './query';
@@ -16,7 +16,7 @@ export interface TagRef {
 /** A rate is named by id, or by its pricelist, carrier and prefix (its unique key). */
 export type RateKey = { id: string } | { pricelist: TagRef; carrier: TagRef; prefix: string };
 
-/** What the API writes: a rate's current version. Earlier versions are written only by rate decks (src/shared/rate-decks). */
+/** What the API writes: a rate's current version. Earlier versions are written only by rate decks (src/shared/domain/rate-decks). */
 type RateFields = Omit<PricelistRateDoc, 'pricelist_tag' | 'carrier_tag' | 'previous_versions'>;
 
 /** A new rate before its pricelist and carrier are resolved to tags. */
@@ -159,7 +159,7 @@ export class RateStore {
     if (Object.keys(changes).length === 0) return current;
     let updated: PricelistRateDoc | null;
     try {
-      // The earlier versions are the ones checked against (a deck may add some meanwhile): see src/shared/rate-decks.
+      // The earlier versions are the ones checked against (a deck may add some meanwhile): see src/shared/domain/rate-decks.
       const filter: Filter<PricelistRateDoc> =
         'datetime_start' in changes
           ? { _id: current._id, [`previous_versions.${current.previous_versions?.length ?? 0}`]: { $exists: false } }

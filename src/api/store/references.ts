@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { AccountDoc } from '../../shared/domain/types';
-import type { Collections } from '../../shared/mongo';
+import type { Collections } from '../../shared/domain/store';
 import { exists } from './documents';
 import { invalidReference } from './errors';
 

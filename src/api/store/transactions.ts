@@ -1,7 +1,7 @@
 import type { Filter } from 'mongodb';
 import type { TransactionDoc } from '../../shared/domain/types';
-import { badInput } from '../../shared/errors';
-import type { Collections } from '../../shared/mongo';
+import { badInput } from '../../shared/infra/errors';
+import type { Collections } from '../../shared/domain/store';
 import { countMatching, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, matchValue, MAX_SEARCH_LENGTH, rangeConditions, textSearch } from './query';

@@ -1,4 +1,4 @@
-/** Moved to src/shared/imports/line.ts (uploads through the management API validate lines the same way). */
+/** Moved to src/shared/domain/imports/line.ts (uploads through the management API validate lines the same way). */
 export {
   csvLine,
   headerProblems,
@@ -7,4 +7,4 @@ export {
   OPTIONAL_COLUMNS,
   REQUIRED_COLUMNS,
   type LineOutcome,
-} from '../../shared/imports/line';
+} from '../../shared/domain/imports/line';

@@ -7,10 +7,10 @@ import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { createContext } from '../../shared/context';
-import { QueueNames } from '../../shared/queues/names';
-import { bullmqPrefix, createQueueEvents } from '../../shared/queues/queues';
-import { IMPORT_ID_PATTERN, openImport } from '../../shared/ledger';
+import { createContext } from '../../shared/domain/context';
+import { QueueNames } from '../../shared/domain/queues/names';
+import { bullmqPrefix, createQueueEvents } from '../../shared/domain/queues/queues';
+import { IMPORT_ID_PATTERN, openImport } from '../../shared/domain/ledger';
 import {
   BatchSubmitter,
   BUILTIN_FORMAT_NAMES,
@@ -27,7 +27,7 @@ import {
   UnknownZone,
   type Format,
   type Mapping,
-} from '../../shared/imports';
+} from '../../shared/domain/imports';
 import { Progress } from './progress';
 import { RejectWriter } from './rejects';
 import { formatSummary } from './summary';
@@ -109,7 +109,7 @@ export function parseOptions(argv: string[]): Options {
 }
 
 /**
- * A switch's format: a named one (src/shared/imports/cdr/builtin.ts) or a mapping file, with the time
+ * A switch's format: a named one (src/shared/domain/imports/cdr/builtin.ts) or a mapping file, with the time
  * zone its local times are read in. Null for csv and jsonl. Every problem is a usage error (exit 2),
  * found before anything is read or sent.
  */

@@ -1,6 +1,6 @@
 import { createWriteStream, WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { HEADER_ROW_REASON, REJECTS_HEADER } from '../../shared/imports';
+import { HEADER_ROW_REASON, REJECTS_HEADER } from '../../shared/domain/imports';
 
 function csvCell(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
@@ -11,7 +11,7 @@ function csvCell(value: string): string {
  * it), created on the first reject only. Lines refused by a worker arrive when their batch finishes,
  * so rows are not in line order. When the input has a header row, the first row after the columns is
  * that header (reason HEADER_ROW_REASON): corrected in place, the file imports again as it is
- * (`rating import FILE.rejects.csv`, src/shared/imports/records.ts), each record under its first line.
+ * (`rating import FILE.rejects.csv`, src/shared/domain/imports/records.ts), each record under its first line.
  */
 export class RejectWriter {
   private out: WriteStream | undefined;

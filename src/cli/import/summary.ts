@@ -1,6 +1,6 @@
-import type { Totals } from '../../shared/imports/summary';
+import type { Totals } from '../../shared/domain/imports/summary';
 
-export { Totals } from '../../shared/imports/summary';
+export { Totals } from '../../shared/domain/imports/summary';
 
 export interface SummaryContext {
   importId: string;

@@ -3,7 +3,7 @@
  * Money (balance, fees) is an integer number of minor currency units held as 64-bit integers:
  * `bigint` in memory, BSON int64 on disk (the driver runs with `useBigInt64`).
  */
-import type { LedgerMarker } from '../ledger/model';
+import type { LedgerMarker } from './ledger/model';
 
 export type AccountType = 'PREPAID' | 'POSTPAID';
 export type CarrierProtocol = 'TCP' | 'UDP';
@@ -48,9 +48,9 @@ export interface RateVersion extends RateTerms {
 
 /**
  * A rate: one document per (pricelist_tag, carrier_tag, prefix) (a unique index). Its own fields are
- * its current version; `previous_versions` holds the versions a rate deck replaced (src/shared/rate-decks),
+ * its current version; `previous_versions` holds the versions a rate deck replaced (src/shared/domain/rate-decks),
  * each with a closed window, in time order, none overlapping another or the current one. Rating treats
- * every version as a candidate of its own, valid in its own window (src/shared/rating/rating-index.ts).
+ * every version as a candidate of its own, valid in its own window (src/shared/domain/rating/rating-index.ts).
  */
 export interface PricelistRateDoc extends RateVersion {
   _id: string;
@@ -99,7 +99,7 @@ export interface RunningTransaction {
    * inbound receiver), so end and rollback reach all of them from any one.
    */
   call_parties?: string[];
-  /** The agent job that inserted the entry, and its deadline (epoch ms): its outcome says whether it stays (src/shared/outcomes.ts). */
+  /** The agent job that inserted the entry, and its deadline (epoch ms): its outcome says whether it stays (src/shared/domain/calls/decisions.ts). */
   begin_job?: string | null;
   begin_deadline?: number;
   /** The agent job that ended the entry, and its deadline: processing is queued once that end is decided 'done'. */
@@ -144,12 +144,12 @@ export interface AccountDoc {
   /** The balance the account was created with; balance = opening_balance + its ledger (rating audit). */
   opening_balance?: bigint;
   /**
-   * Balance changes made but whose ledger entry is not written yet (src/shared/ledger): empty except
+   * Balance changes made but whose ledger entry is not written yet (src/shared/domain/ledger): empty except
    * for the moment between the two writes, or after a crash between them until someone settles it.
    */
   ledger_pending?: LedgerMarker[];
   /**
-   * The last import batch debit applied to the account (src/shared/ledger/batch-debits.ts): overwritten
+   * The last import batch debit applied to the account (src/shared/domain/ledger/batch-debits.ts): overwritten
    * by the next one, which first makes sure this one's ledger entry exists.
    */
   import_marker?: LedgerMarker | null;

@@ -1,4 +1,4 @@
-import type { AlertChannel, AlertJob } from '../../shared/queues/payloads';
+import type { AlertChannel, AlertJob } from '../../shared/domain/queues/payloads';
 
 /** One way of delivering alerts. Only configured channels exist; see channelsFromConfig. */
 export interface Channel {

@@ -1,4 +1,4 @@
-import type { Config } from '../../shared/config';
+import type { Config } from '../../shared/infra/config';
 import type { Channel } from './channel';
 import { emailChannel } from './email';
 import { smsChannel } from './sms';

@@ -1,5 +1,5 @@
 import nodemailer from 'nodemailer';
-import type { AlertJob } from '../../shared/queues/payloads';
+import type { AlertJob } from '../../shared/domain/queues/payloads';
 import { alertTitle, Channel, PermanentDeliveryError } from './channel';
 
 export function alertText(alert: AlertJob): string {

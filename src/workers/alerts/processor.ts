@@ -1,7 +1,7 @@
 import { Job, UnrecoverableError } from 'bullmq';
-import type { AppContext } from '../../shared/context';
-import { recordAlertDelivery } from '../../shared/metrics';
-import type { AlertChannel, AlertJob } from '../../shared/queues/payloads';
+import type { AppContext } from '../../shared/domain/context';
+import { recordAlertDelivery } from '../../shared/domain/metrics';
+import type { AlertChannel, AlertJob } from '../../shared/domain/queues/payloads';
 import { Channel, PermanentDeliveryError } from './channel';
 import { channelsFromConfig } from './channels';
 

@@ -1,4 +1,4 @@
-import type { AlertJob } from '../../shared/queues/payloads';
+import type { AlertJob } from '../../shared/domain/queues/payloads';
 import type { Channel } from './channel';
 import { postJson } from './http-post';
 

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { AlertJob } from '../../shared/queues/payloads';
+import type { AlertJob } from '../../shared/domain/queues/payloads';
 import type { Channel } from './channel';
 import { postJson } from './http-post';
 

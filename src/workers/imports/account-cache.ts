@@ -1,6 +1,6 @@
-import type { AppContext } from '../../shared/context';
-import { AnnouncedVersion } from '../../shared/announced-version';
-import type { Collections } from '../../shared/mongo';
+import type { AppContext } from '../../shared/domain/context';
+import { AnnouncedVersion } from '../../shared/infra/announced-version';
+import type { Collections } from '../../shared/domain/store';
 import { loadAccounts, type BatchAccount } from './accounts';
 
 /** How often the settings version is re-read without an announcement (as rating data's). */
@@ -20,7 +20,7 @@ interface ImportAccounts {
  * read its few hundred accounts again (issue 12: the account reads were a fifth of an import's time).
  * What a batch sees is what a per-batch read would have seen, give or take:
  *  - a change made through the API (update, rename, deactivation, links, deletion) is announced over
- *    Redis (src/shared/announced-version.ts, 'account-settings') and every batch that starts after the
+ *    Redis (src/shared/infra/announced-version.ts, 'account-settings') and every batch that starts after the
  *    announcement reads the accounts again;
  *  - any other change (a hand edit in the database, an announcement lost with Redis) is seen within
  *    IMPORT_ACCOUNTS_MAX_AGE_MS;

@@ -1,6 +1,6 @@
 import type { AccountDoc } from '../../shared/domain/types';
-import type { Collections } from '../../shared/mongo';
-import { chunks } from '../../shared/chunks';
+import type { Collections } from '../../shared/domain/store';
+import { chunks } from '../../shared/infra/chunks';
 
 /** What a batch needs of an account: rating preferences, links, and (a batch that debits) the state its debit is conditional on. */
 export type BatchAccount = Pick<

@@ -12,17 +12,17 @@ import {
   readBatchDebits,
   storeBatchResult,
   storeDeferredBatchResult,
-} from '../../shared/ledger';
+} from '../../shared/domain/ledger';
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
-import type { ImportBatchJob, ImportBatchResult, ImportRefusal } from '../../shared/queues/payloads';
+import type { ImportBatchJob, ImportBatchResult, ImportRefusal } from '../../shared/domain/queues/payloads';
 import { decideByDeadline } from '../transactions/decide';
 import type { TransactionDeps } from '../transactions/deps';
-import { phaseClock, type PhaseClock } from '../../shared/phase-clock';
+import { phaseClock, type PhaseClock } from '../../shared/infra/phase-clock';
 import { undoAgentBatch } from './undo';
 import { loadAccounts } from './accounts';
 import { LinePlan, planBatch, PlannedRecord } from './plan';
 import { existingFees, insertRecords } from './store';
-import { done } from '../../shared/calls';
+import { done } from '../../shared/domain/calls';
 
 /**
  * Rates, records and debits a batch of finished calls. Every step is idempotent, so an attempt that
@@ -43,7 +43,7 @@ import { done } from '../../shared/calls';
  *     record the batch ever wrote as stored (by `charge_op`), not as it would rate them now (a rate or
  *     an account may have changed since);
  *  5. a file batch stores its result with these totals, for a settlement to debit together with other
- *     batches' (src/shared/ledger/settlements.ts); an agent batch debits them once through the ledger
+ *     batches' (src/shared/domain/ledger/settlements.ts); an agent batch debits them once through the ledger
  *     (`import:<batch>:<account>`) and then stores its result. Either way, one write on the batch's
  *     document makes all its records charged once the debit is in the ledger (TransactionDoc.state
  *     'imported'), instead of marking each record.
@@ -165,7 +165,7 @@ async function debitNow(
 
 /**
  * An agent batch (recordTransactions) stands only if decided 'done' while its caller still waits
- * (src/shared/outcomes.ts, under the batch id); abandoned, by the agent or here past the deadline,
+ * (src/shared/domain/calls/decisions.ts, under the batch id); abandoned, by the agent or here past the deadline,
  * it is taken back, and every line answers TIMEOUT.
  */
 async function concludeAgentBatch(

@@ -1,11 +1,11 @@
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
-import type { ImportLine } from '../../shared/queues/payloads';
-import type { RatingIndex } from '../../shared/rating';
-import { type Reason, Reasons } from '../../shared/calls';
+import type { ImportLine } from '../../shared/domain/queues/payloads';
+import type { RatingIndex } from '../../shared/domain/rating';
+import { type Reason, Reasons } from '../../shared/domain/calls';
 import { ratedRecord } from '../transactions/records';
 import { PartyRate, rateParty } from '../transactions/route';
 import type { BatchAccount } from './accounts';
-import { importRecordId } from '../../shared/ledger';
+import { importRecordId } from '../../shared/domain/ledger';
 
 /** A record written by an import batch: `charge_op` names the batch whose debit charges it. */
 export type ImportRecordDoc = TransactionDoc & { charge_op: string; state: 'imported' };

@@ -1,10 +1,10 @@
 import type { Job } from 'bullmq';
-import { isSettlementJob, type ImportBatchResult, type ImportJob } from '../../shared/queues/payloads';
+import { isSettlementJob, type ImportBatchResult, type ImportJob } from '../../shared/domain/queues/payloads';
 import { TransactionDeps } from '../transactions/deps';
-import { beforeDeadline } from '../../shared/calls';
+import { beforeDeadline } from '../../shared/domain/calls';
 import { processImportBatch } from './batch';
-import { phaseClock } from '../../shared/phase-clock';
-import { importBatchId, settleImportBatches, timedOutBatchResult, type SettlementResult } from '../../shared/ledger';
+import { phaseClock } from '../../shared/infra/phase-clock';
+import { importBatchId, settleImportBatches, timedOutBatchResult, type SettlementResult } from '../../shared/domain/ledger';
 
 /**
  * The `imports` queue: batches of finished calls (CDR files, recordTransactions), and the settlements

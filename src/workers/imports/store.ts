@@ -1,6 +1,6 @@
-import { type Collections } from '../../shared/mongo';
-import { bulkRefusals, isDuplicateKeyError } from '../../shared/mongo-errors';
-import { chunks } from '../../shared/chunks';
+import { type Collections } from '../../shared/domain/store';
+import { bulkRefusals, isDuplicateKeyError } from '../../shared/infra/mongo-errors';
+import { chunks } from '../../shared/infra/chunks';
 import type { ImportRecordDoc } from './plan';
 
 /**

@@ -1,6 +1,6 @@
-import { importBatchesOf, timedOutBatchResult } from '../../shared/ledger';
-import type { ImportLine } from '../../shared/queues/payloads';
-import type { ImportBatchResult } from '../../shared/queues/payloads';
+import { importBatchesOf, timedOutBatchResult } from '../../shared/domain/ledger';
+import type { ImportLine } from '../../shared/domain/queues/payloads';
+import type { ImportBatchResult } from '../../shared/domain/queues/payloads';
 import type { TransactionDeps } from '../transactions/deps';
 import { refundRecord } from '../transactions/refund';
 

@@ -1,6 +1,6 @@
 import { Job, UnrecoverableError } from 'bullmq';
-import { auditLedger, storeAudit } from '../../shared/ledger/audit';
-import type { MaintenanceJob } from '../../shared/queues/payloads';
+import { auditLedger, storeAudit } from '../../shared/domain/ledger/audit';
+import type { MaintenanceJob } from '../../shared/domain/queues/payloads';
 import type { TransactionDeps } from '../transactions/deps';
 import { recoverInterrupted } from './recover';
 import { requeueEndedCalls } from './requeue-ended';

@@ -1,8 +1,8 @@
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
-import { chunks } from '../../shared/chunks';
-import { importBatchesOf, markBatchDecided, settle, settleImportSlots, settleLeftBehind } from '../../shared/ledger';
-import { ROLLBACK_OUTCOMES, UNSETTLED_RECORDS } from '../../shared/mongo';
-import { abandonUnlessDecided, type OutcomeDoc } from '../../shared/calls';
+import { chunks } from '../../shared/infra/chunks';
+import { importBatchesOf, markBatchDecided, settle, settleImportSlots, settleLeftBehind } from '../../shared/domain/ledger';
+import { ROLLBACK_OUTCOMES, UNSETTLED_RECORDS } from '../../shared/domain/store';
+import { abandonUnlessDecided, type OutcomeDoc } from '../../shared/domain/calls';
 import { undoAgentBatch } from '../imports/undo';
 import { beginRecovery } from '../transactions/begin';
 import type { TransactionDeps } from '../transactions/deps';

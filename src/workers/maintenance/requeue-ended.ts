@@ -1,4 +1,4 @@
-import type { AppContext } from '../../shared/context';
+import type { AppContext } from '../../shared/domain/context';
 import type { AccountDoc } from '../../shared/domain/types';
 import { enqueueProcessing, processingJobId } from '../transactions/end';
 import { takeoverMs } from './recover';

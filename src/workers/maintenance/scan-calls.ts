@@ -1,7 +1,7 @@
-import { endCallAlert, longCallAlert } from '../../shared/alerts';
-import type { AppContext } from '../../shared/context';
+import { endCallAlert, longCallAlert } from '../../shared/domain/alerts';
+import type { AppContext } from '../../shared/domain/context';
 import { type AccountDoc, isReservation, type RunningTransaction } from '../../shared/domain/types';
-import { availableBalance } from '../../shared/rating';
+import { availableBalance } from '../../shared/domain/rating';
 
 export interface ScanResult {
   accounts: number;

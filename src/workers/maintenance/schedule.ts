@@ -1,5 +1,5 @@
-import type { AppContext } from '../../shared/context';
-import type { MaintenanceJob } from '../../shared/queues/payloads';
+import type { AppContext } from '../../shared/domain/context';
+import type { MaintenanceJob } from '../../shared/domain/queues/payloads';
 
 export const SCAN_SCHEDULER_ID = 'scan-long-calls';
 export const AUDIT_SCHEDULER_ID = 'audit-ledger';

@@ -1,5 +1,5 @@
 import type { Processor } from 'bullmq';
-import { QueueNames } from '../../shared/queues/names';
+import { QueueNames } from '../../shared/domain/queues/names';
 import { alertProcessor } from '../alerts/processor';
 import { importProcessor } from '../imports/processor';
 import { maintenanceProcessor } from '../maintenance/processor';

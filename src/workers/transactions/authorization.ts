@@ -8,8 +8,8 @@ import {
   notAuthorized,
   type Reason,
   Reasons,
-} from '../../shared/calls';
-import { availableBalance, canAffordStart, MAX_UNITS_CAP, maxAvailableUnits } from '../../shared/rating';
+} from '../../shared/domain/calls';
+import { availableBalance, canAffordStart, MAX_UNITS_CAP, maxAvailableUnits } from '../../shared/domain/rating';
 import { TransactionDeps } from './deps';
 import { removeEntry } from './entries';
 import { Party, resolveParties } from './parties';

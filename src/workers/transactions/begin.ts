@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
-import { covers, type OutcomeDoc } from '../../shared/calls/decisions';
-import { refusalAlert } from '../../shared/alerts';
-import { type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/calls';
-import { availableBalance, canAffordStart } from '../../shared/rating';
+import { covers, type OutcomeDoc } from '../../shared/domain/calls/decisions';
+import { refusalAlert } from '../../shared/domain/alerts';
+import { type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
+import { availableBalance, canAffordStart } from '../../shared/domain/rating';
 import { conclude, decidedDone, fateOf, JobRef, type Fate } from './decide';
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';

@@ -6,8 +6,8 @@ import {
   OperationRef,
   OutcomeDoc,
   RollbackTarget,
-} from '../../shared/calls/decisions';
-import { beforeDeadline, type OperationResult, Reasons, refused } from '../../shared/calls';
+} from '../../shared/domain/calls/decisions';
+import { beforeDeadline, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
 import { TransactionDeps } from './deps';
 
 /** The agent job an operation runs in: its id names the outcome; its deadline is when the agent stops waiting. */

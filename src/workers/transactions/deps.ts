@@ -1,6 +1,6 @@
-import type { AppContext } from '../../shared/context';
-import { withGroupWindow } from '../../shared/group-commands';
-import type { RatingDataCache } from '../../shared/rating-data/cache';
+import type { AppContext } from '../../shared/domain/context';
+import { withGroupWindow } from '../../shared/infra/group-commands';
+import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
 import type { ImportAccountCache } from '../imports/account-cache';
 
 /** What the transaction processors need: the process context and the in-memory rating data. */
@@ -14,7 +14,7 @@ export interface TransactionDeps {
 /**
  * The dependencies of the processing queue: with PROCESSING_WINDOW_MS, its grouped commands (account
  * reads, record inserts, ledger entries, marker removals, charged marks) go through collection handles
- * that wait that long for other calls to share them (src/shared/group-commands.ts). Nobody waits on
+ * that wait that long for other calls to share them (src/shared/infra/group-commands.ts). Nobody waits on
  * processing: the agent answered end already, so only the processing lag grows (by a few windows).
  */
 export function processingDeps(deps: TransactionDeps): TransactionDeps {

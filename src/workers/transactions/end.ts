@@ -1,9 +1,9 @@
-import type { AppContext } from '../../shared/context';
+import type { AppContext } from '../../shared/domain/context';
 import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
-import type { Collections } from '../../shared/mongo';
-import { jobId } from '../../shared/queues/names';
-import type { RollbackTarget } from '../../shared/calls/decisions';
-import { done, type EndJob, type OperationResult, Reasons, refused } from '../../shared/calls';
+import type { Collections } from '../../shared/domain/store';
+import { jobId } from '../../shared/domain/queues/names';
+import type { RollbackTarget } from '../../shared/domain/calls/decisions';
+import { done, type EndJob, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
 import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';

@@ -1,7 +1,7 @@
 import type { AccountDoc } from '../../shared/domain/types';
-import { groupFindOne } from '../../shared/group-commands';
-import type { Collections } from '../../shared/mongo';
-import { Reasons } from '../../shared/calls';
+import { groupFindOne } from '../../shared/infra/group-commands';
+import type { Collections } from '../../shared/domain/store';
+import { Reasons } from '../../shared/domain/calls';
 
 export interface Party {
   account: AccountDoc;

@@ -1,7 +1,7 @@
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
-import { groupFindElement } from '../../shared/group-commands';
-import { applyGuarded, opIds } from '../../shared/ledger';
-import type { ProcessingJob } from '../../shared/queues/payloads';
+import { groupFindElement } from '../../shared/infra/group-commands';
+import { applyGuarded, opIds } from '../../shared/domain/ledger';
+import type { ProcessingJob } from '../../shared/domain/queues/payloads';
 import type { TransactionDeps } from './deps';
 import { afterDebit, insertRecord, markCharged } from './record-store';
 import { ratedRecord } from './records';
@@ -18,7 +18,7 @@ export type { ProcessingOutcome } from './reconcile';
  *  1. insert the record ('pending'), whose `_id` is the running entry's unique id, so every attempt
  *     writes the same record and the charge's ledger id (`charge:<_id>`) names this call only;
  *  2. one atomic account update, guarded by the entry being there, removes it and debits the fee
- *     (src/shared/ledger: the entry cannot come back, so the debit cannot happen twice);
+ *     (src/shared/domain/ledger: the entry cannot come back, so the debit cannot happen twice);
  *  3. the ledger entry, the record marked 'charged', the account's marker removed.
  * When step 2 finds no entry, the ledger tells whether an earlier attempt charged it (finish step 3)
  * or a rollback removed the entry first (delete the pending record: the call is not charged).

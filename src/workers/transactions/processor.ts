@@ -1,15 +1,23 @@
 import type { Job } from 'bullmq';
-import type { ProcessingJob } from '../../shared/queues/payloads';
-import { beforeDeadline, done, notAuthorized, type OperationResult, Reasons, refused, type TransactionJob } from '../../shared/calls';
+import type { ProcessingJob } from '../../shared/domain/queues/payloads';
+import {
+  beforeDeadline,
+  done,
+  notAuthorized,
+  type OperationResult,
+  Reasons,
+  refused,
+  type TransactionJob,
+} from '../../shared/domain/calls';
 import { authorize } from './authorization';
-import { abandonUnlessDecided } from '../../shared/calls/decisions';
+import { abandonUnlessDecided } from '../../shared/domain/calls/decisions';
 import { begin, takeBackBegin } from './begin';
 import { TransactionDeps } from './deps';
 import { end, takeBackEnd } from './end';
 import { processEndedCall } from './processing';
 import { record, takeBackRecord } from './record';
 import { rollback } from './rollback';
-import { publishReply } from '../../shared/queues/replies';
+import { publishReply } from '../../shared/infra/replies';
 
 /** The `transactions` queue: real-time agent operations, answered through the job's return value. */
 export function transactionProcessor(deps: TransactionDeps) {

@@ -1,4 +1,4 @@
-import { opIds, wasApplied } from '../../shared/ledger';
+import { opIds, wasApplied } from '../../shared/domain/ledger';
 import type { TransactionDeps } from './deps';
 import { markCharged } from './record-store';
 import type { RecordRecovery } from './recovery';

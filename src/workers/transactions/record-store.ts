@@ -1,9 +1,9 @@
-import { checkBalanceAlerts } from '../../shared/alerts';
-import type { AppContext } from '../../shared/context';
+import { checkBalanceAlerts } from '../../shared/domain/alerts';
+import type { AppContext } from '../../shared/domain/context';
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
-import { recordRatedCall } from '../../shared/metrics';
-import type { Collections } from '../../shared/mongo';
-import { groupInsert, groupUpdate } from '../../shared/group-commands';
+import { recordRatedCall } from '../../shared/domain/metrics';
+import type { Collections } from '../../shared/domain/store';
+import { groupInsert, groupUpdate } from '../../shared/infra/group-commands';
 
 /** A record's unique key: the account, the tag and the calling account. */
 export function recordKey(record: Pick<TransactionDoc, 'account_tag' | 'transaction_tag' | 'origin_account_tag'>) {

@@ -1,6 +1,6 @@
 import { callId, isReservation, type TransactionDoc } from '../../shared/domain/types';
-import { applyOnce, opIds } from '../../shared/ledger';
-import { done, type OperationResult, type Reason, Reasons, type RecordJob } from '../../shared/calls';
+import { applyOnce, opIds } from '../../shared/domain/ledger';
+import { done, type OperationResult, type Reason, Reasons, type RecordJob } from '../../shared/domain/calls';
 import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, JobRef } from './decide';
 import { TransactionDeps } from './deps';

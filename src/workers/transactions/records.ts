@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RateSnapshot, TransactionDoc } from '../../shared/domain/types';
-import { callDurationSeconds, computeFee } from '../../shared/rating';
+import { callDurationSeconds, computeFee } from '../../shared/domain/rating';
 
 export interface CallFacts {
   /** The record's `_id`; a random one when absent. */

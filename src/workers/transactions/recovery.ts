@@ -1,5 +1,5 @@
 import type { RunningTransaction, TransactionDoc } from '../../shared/domain/types';
-import { abandonUnlessDecided, covers, type OperationRef, type OutcomeDoc, type RollbackTarget } from '../../shared/calls';
+import { abandonUnlessDecided, covers, type OperationRef, type OutcomeDoc, type RollbackTarget } from '../../shared/domain/calls';
 import type { TransactionDeps } from './deps';
 
 /**

@@ -1,6 +1,6 @@
 import type { TransactionDoc } from '../../shared/domain/types';
-import { applyOnce, batchDebitState, BatchDebitState, opIds, wasApplied } from '../../shared/ledger';
-import { recordCredit } from '../../shared/metrics';
+import { applyOnce, batchDebitState, BatchDebitState, opIds, wasApplied } from '../../shared/domain/ledger';
+import { recordCredit } from '../../shared/domain/metrics';
 import { fateOf } from './decide';
 import { reconcile } from './reconcile';
 import type { TransactionDeps } from './deps';

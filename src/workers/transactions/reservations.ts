@@ -1,8 +1,8 @@
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { expiredReservations, isReservation } from '../../shared/domain/types';
-import type { Collections } from '../../shared/mongo';
+import type { Collections } from '../../shared/domain/store';
 import type { TransactionDeps } from './deps';
-import { Reasons } from '../../shared/calls';
+import { Reasons } from '../../shared/domain/calls';
 
 /**
  * Concurrency reservations (docs/DESIGN.md section 4, issue 11). An authorization with a transaction_tag

@@ -1,8 +1,8 @@
 import { callId, TransactionDoc } from '../../shared/domain/types';
-import { batchDebitState, BatchDebitState } from '../../shared/ledger';
-import type { RollbackTarget } from '../../shared/calls/decisions';
-import { beforeDeadline, done, type OperationResult, Reasons, refused, type RollbackJob } from '../../shared/calls';
-import { ROLLBACK_OUTCOMES } from '../../shared/mongo';
+import { batchDebitState, BatchDebitState } from '../../shared/domain/ledger';
+import type { RollbackTarget } from '../../shared/domain/calls/decisions';
+import { beforeDeadline, done, type OperationResult, Reasons, refused, type RollbackJob } from '../../shared/domain/calls';
+import { ROLLBACK_OUTCOMES } from '../../shared/domain/store';
 import { removeEntry } from './entries';
 import { decideByDeadline, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';

@@ -1,5 +1,5 @@
 import type { AccountDoc, RateSnapshot } from '../../shared/domain/types';
-import { RatingIndex, RouteCandidate, toRateSnapshot } from '../../shared/rating';
+import { RatingIndex, RouteCandidate, toRateSnapshot } from '../../shared/domain/rating';
 
 export interface PartyRate {
   /** The rate snapshot to bill with; null when nothing applies (inbound without a rate). */

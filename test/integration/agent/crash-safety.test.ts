@@ -1,4 +1,4 @@
-import { jobId } from '../../../src/shared/queues/names';
+import { jobId } from '../../../src/shared/domain/queues/names';
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { startWorkerProcess } from '../../support/processes';
 import { account, perSecondRating, seed } from '../../support/seed';

@@ -1,5 +1,5 @@
 import type { RunningTransaction } from '../../../src/shared/domain/types';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { end } from '../../../src/workers/transactions/end';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account, runningEntry } from '../../support/seed';

@@ -1,6 +1,6 @@
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';
-import type { ImportBatchDoc } from '../../../src/shared/ledger';
+import type { ImportBatchDoc } from '../../../src/shared/domain/ledger';
 
 /**
  * The spec's lifecycle table, through the agent's HTTP endpoints, with two real worker processes.

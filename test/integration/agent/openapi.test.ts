@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildAgent } from '../../../src/agent/app';
 import { authorizationAnswerFields, operationAnswerFields } from '../../../src/agent/answers';
-import { operationFields } from '../../../src/shared/calls/operations';
+import { operationFields } from '../../../src/shared/domain/calls/operations';
 import { createTestContext, TestContext } from '../../support/harness';
 
 type Doc = {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/app';
 import type { QueryGate } from '../../../src/api/query-gate';
-import type { AppContext } from '../../../src/shared/context';
+import type { AppContext } from '../../../src/shared/domain/context';
 import { createTestContext, graphql, TestContext } from '../../support/harness';
 
 /** Waits until `condition` holds (bounded, so a broken gate fails the test instead of hanging it). */

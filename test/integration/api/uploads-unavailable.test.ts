@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApi } from '../../../src/api/app';
-import { AppContext, createContext } from '../../../src/shared/context';
-import { createLogger } from '../../../src/shared/logger';
-import { stopChild } from '../../../src/shared/services/redis-server';
+import { AppContext, createContext } from '../../../src/shared/domain/context';
+import { createLogger } from '../../../src/shared/infra/logger';
+import { stopChild } from '../../../src/shared/infra/services/redis-server';
 import { graphql, serverUrls, testConfig } from '../../support/harness';
 import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildAgent } from '../../../src/agent/app';
-import { enqueueAlert } from '../../../src/shared/alerts/enqueue';
-import { isCluster, keysEverywhere, pingRedis } from '../../../src/shared/redis';
+import { enqueueAlert } from '../../../src/shared/domain/alerts/enqueue';
+import { isCluster, keysEverywhere, pingRedis } from '../../../src/shared/infra/redis';
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { createTestContext, TestContext } from '../../support/harness';
 import { startRedisCluster, RedisClusterHandle } from '../../support/redis-cluster';

@@ -1,5 +1,5 @@
-import { announceChange } from '../../../src/shared/announced-version';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { announceChange } from '../../../src/shared/infra/announced-version';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { createApiStores } from '../../../src/api/store';
 import { ImportAccountCache } from '../../../src/workers/imports/account-cache';
 import { processImportBatch } from '../../../src/workers/imports/batch';

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse';
-import { auditLedger } from '../../../src/shared/ledger/audit';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
 import { createTestContext, TestContext } from '../../support/harness';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';
 import { waitFor } from '../../support/agent-harness';

@@ -1,4 +1,4 @@
-import { auditLedger } from '../../../src/shared/ledger/audit';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
 import { createTestContext, TestContext } from '../../support/harness';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';
 import { waitFor } from '../../support/agent-harness';

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ImportLine } from '../../../src/shared/queues/payloads';
+import type { ImportLine } from '../../../src/shared/domain/queues/payloads';
 import type { TestContext } from '../../support/harness';
 import { redisEnv } from '../../support/processes';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';

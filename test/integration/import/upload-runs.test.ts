@@ -1,13 +1,13 @@
 import type { QueueEvents } from 'bullmq';
-import { claimUpload, ContentId, UploadRun, uploadsOf } from '../../../src/shared/imports';
-import { QueueNames } from '../../../src/shared/queues/names';
-import { bullmqPrefix, createQueueEvents } from '../../../src/shared/queues/queues';
+import { claimUpload, ContentId, UploadRun, uploadsOf } from '../../../src/shared/domain/imports';
+import { QueueNames } from '../../../src/shared/domain/queues/names';
+import { bullmqPrefix, createQueueEvents } from '../../../src/shared/domain/queues/queues';
 import { waitFor } from '../../support/agent-harness';
 import { createTestContext, type TestContext } from '../../support/harness';
 import { csvOf, tempFile } from './support';
 
 /**
- * The lifecycle of an upload's run (src/shared/imports/uploads.ts) with no worker: its batches stay
+ * The lifecycle of an upload's run (src/shared/domain/imports/uploads.ts) with no worker: its batches stay
  * queued, so the run is still going when it is stopped or loses its claim.
  */
 describe('upload runs: stop and lost claims', () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/app';
-import { ContentId, importRejectsOf, REJECTS_KEPT, STALE_MS, uploadsOf } from '../../../src/shared/imports';
+import { ContentId, importRejectsOf, REJECTS_KEPT, STALE_MS, uploadsOf } from '../../../src/shared/domain/imports';
 import { waitFor } from '../../support/agent-harness';
 import { createTestContext, graphql, type TestContext } from '../../support/harness';
 import { startWorkerProcess, type WorkerProcess } from '../../support/processes';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { callId } from '../../../src/shared/domain/types';
-import { auditLedger } from '../../../src/shared/ledger/audit';
-import type { Collections } from '../../../src/shared/mongo';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
+import type { Collections } from '../../../src/shared/domain/store';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { record } from '../../../src/workers/transactions/record';
 import { rollback } from '../../../src/workers/transactions/rollback';

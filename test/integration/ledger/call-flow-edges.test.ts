@@ -1,8 +1,8 @@
 import { callId } from '../../../src/shared/domain/types';
-import { auditLedger } from '../../../src/shared/ledger/audit';
-import type { ProcessingJob } from '../../../src/shared/queues/payloads';
-import type { AuthorizationJob } from '../../../src/shared/calls';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
+import type { ProcessingJob } from '../../../src/shared/domain/queues/payloads';
+import type { AuthorizationJob } from '../../../src/shared/domain/calls';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { recoverInterrupted } from '../../../src/workers/maintenance/recover';
 import { requeueEndedCalls } from '../../../src/workers/maintenance/requeue-ended';
 import { authorize } from '../../../src/workers/transactions/authorization';

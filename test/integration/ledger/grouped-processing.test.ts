@@ -1,10 +1,10 @@
 import type { CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
-import type { ProcessingJob } from '../../../src/shared/queues/payloads';
+import type { ProcessingJob } from '../../../src/shared/domain/queues/payloads';
 import type { RunningTransaction } from '../../../src/shared/domain/types';
-import { auditLedger } from '../../../src/shared/ledger/audit';
-import { connectMongo, type Mongo } from '../../../src/shared/mongo';
-import { QueueNames } from '../../../src/shared/queues/names';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
+import { connectMongo, type Mongo } from '../../../src/shared/domain/store';
+import { QueueNames } from '../../../src/shared/domain/queues/names';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { processingDeps } from '../../../src/workers/transactions/deps';
 import { enqueueProcessing } from '../../../src/workers/transactions/end';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
@@ -92,7 +92,7 @@ async function expectChargedOnce(ctx: TestContext, tags: string[]): Promise<void
 
 /**
  * Processing under load (issue 12): a worker's concurrent jobs share their MongoDB commands (group
- * commit, src/shared/group-commands.ts) instead of six commands per call, and every call is still
+ * commit, src/shared/infra/group-commands.ts) instead of six commands per call, and every call is still
  * charged exactly once, its record marked charged and its marker removed; a redelivery of every job
  * charges nothing more.
  */

@@ -1,4 +1,4 @@
-import { auditLedger } from '../../../src/shared/ledger/audit';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
 import {
   batchDebitState,
   claimBatch,
@@ -7,11 +7,11 @@ import {
   newSettlementId,
   opIds,
   settleImportBatches,
-} from '../../../src/shared/ledger';
-import { decideAbandoned } from '../../../src/shared/calls/decisions';
+} from '../../../src/shared/domain/ledger';
+import { decideAbandoned } from '../../../src/shared/domain/calls/decisions';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
-import type { ImportLine } from '../../../src/shared/queues/payloads';
-import { announceRatingDataChange, RatingDataCache } from '../../../src/shared/rating-data/cache';
+import type { ImportLine } from '../../../src/shared/domain/queues/payloads';
+import { announceRatingDataChange, RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { loadAccounts } from '../../../src/workers/imports/accounts';
 import { processImportBatch } from '../../../src/workers/imports/batch';
 import { planBatch } from '../../../src/workers/imports/plan';

@@ -1,5 +1,5 @@
 import type { Collection } from 'mongodb';
-import { auditLedger } from '../../../src/shared/ledger/audit';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
 import {
   applyBatchDebits,
   batchDebitState,
@@ -11,9 +11,9 @@ import {
   settleImportBatches,
   storeDeferredBatchResult,
   type LedgerStore,
-} from '../../../src/shared/ledger';
+} from '../../../src/shared/domain/ledger';
 import type { AccountDoc } from '../../../src/shared/domain/types';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
 import { loadAccounts } from '../../../src/workers/imports/accounts';
 import { processImportBatch } from '../../../src/workers/imports/batch';
@@ -26,7 +26,7 @@ import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
  * Issue 12, imports: a file batch leaves its per-account totals to a settlement, which debits each
- * account once for many batches (src/shared/ledger/settlements.ts). Each case uses its own accounts,
+ * account once for many batches (src/shared/domain/ledger/settlements.ts). Each case uses its own accounts,
  * so the balances it checks are its own.
  */
 describe('settlements of file import batches', () => {

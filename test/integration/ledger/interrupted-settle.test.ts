@@ -1,7 +1,7 @@
 import type { RunningTransaction } from '../../../src/shared/domain/types';
-import { auditLedger } from '../../../src/shared/ledger/audit';
-import { opIds } from '../../../src/shared/ledger';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
+import { opIds } from '../../../src/shared/domain/ledger';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account, runningEntry } from '../../support/seed';

@@ -1,5 +1,5 @@
-import type { RecordJob } from '../../../src/shared/calls';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import type { RecordJob } from '../../../src/shared/domain/calls';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { record } from '../../../src/workers/transactions/record';
 import { refundRecord } from '../../../src/workers/transactions/refund';

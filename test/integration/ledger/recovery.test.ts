@@ -1,7 +1,7 @@
-import { auditLedger } from '../../../src/shared/ledger/audit';
-import { decideAbandoned } from '../../../src/shared/calls/decisions';
-import type { RollbackJob } from '../../../src/shared/calls';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
+import { decideAbandoned } from '../../../src/shared/domain/calls/decisions';
+import type { RollbackJob } from '../../../src/shared/domain/calls';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { SCAN_SCHEDULER_ID } from '../../../src/workers/maintenance/schedule';
 import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/maintenance/recover';
 import { begin } from '../../../src/workers/transactions/begin';

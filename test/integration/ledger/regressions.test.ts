@@ -1,4 +1,4 @@
-import { auditLedger } from '../../../src/shared/ledger/audit';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';

@@ -1,5 +1,5 @@
-import { enqueueAlert, rearmAlert } from '../../../src/shared/alerts';
-import type { AlertJob } from '../../../src/shared/queues/payloads';
+import { enqueueAlert, rearmAlert } from '../../../src/shared/domain/alerts';
+import type { AlertJob } from '../../../src/shared/domain/queues/payloads';
 import { createTestContext, TestContext } from '../../support/harness';
 import { waitFor } from './receivers';
 

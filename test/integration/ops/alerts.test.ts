@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { checkBalanceAlerts, endCallAlert, enqueueAlert, refusalAlert } from '../../../src/shared/alerts';
-import { QueueNames } from '../../../src/shared/queues/names';
+import { checkBalanceAlerts, endCallAlert, enqueueAlert, refusalAlert } from '../../../src/shared/domain/alerts';
+import { QueueNames } from '../../../src/shared/domain/queues/names';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
 import { HttpReceiver, SmtpReceiver, startHttpReceiver, startSmtpReceiver, waitFor } from './receivers';

@@ -1,5 +1,5 @@
 import type { RunningTransaction } from '../../../src/shared/domain/types';
-import { QueueNames } from '../../../src/shared/queues/names';
+import { QueueNames } from '../../../src/shared/domain/queues/names';
 import {
   AUDIT_SCHEDULER_ID,
   END_CALL_SCHEDULER_ID,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/app';
-import { recordCredit, recordRatedCall } from '../../../src/shared/metrics';
-import { QueueNames } from '../../../src/shared/queues/names';
+import { recordCredit, recordRatedCall } from '../../../src/shared/domain/metrics';
+import { QueueNames } from '../../../src/shared/domain/queues/names';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account } from '../../support/seed';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/app';
-import { freePort } from '../../../src/shared/services/process-tools';
+import { freePort } from '../../../src/shared/infra/services/process-tools';
 import { createTestContext, graphql, TestContext, uniqueName } from '../../support/harness';
 import { waitFor } from './receivers';
 

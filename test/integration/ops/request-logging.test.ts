@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { createHttpServer } from '../../../src/shared/http/server';
+import { createHttpServer } from '../../../src/shared/infra/http/server';
+import { metricsFor } from '../../../src/shared/domain/metrics';
 import { createTestContext, TestContext } from '../../support/harness';
 
 /**
@@ -33,7 +34,10 @@ describe('request logging', () => {
       },
     });
     const logger = pino({ level: 'info' }, sink);
-    const app = await createHttpServer({ ...ctx, logger }, { name: quietRequests ? 'agent' : 'api', quietRequests });
+    const app = await createHttpServer(
+      { ...ctx, logger },
+      { name: quietRequests ? 'agent' : 'api', quietRequests, metrics: metricsFor(ctx) },
+    );
     try {
       const url = await app.listen({ host: '127.0.0.1', port: 0 });
       expect((await fetch(`${url}/health`)).status).toBe(200);

@@ -1,5 +1,5 @@
 import type { RunningTransaction } from '../../../src/shared/domain/types';
-import { QueueNames } from '../../../src/shared/queues/names';
+import { QueueNames } from '../../../src/shared/domain/queues/names';
 import { processingJobId } from '../../../src/workers/transactions/end';
 import { ENDED_GRACE_MS, requeueEndedCalls } from '../../../src/workers/maintenance/requeue-ended';
 import { startWorkers, WorkerPool } from '../../../src/workers/worker-pool';

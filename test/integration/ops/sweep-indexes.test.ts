@@ -1,5 +1,5 @@
 import type { Document } from 'mongodb';
-import { ensureIndexes } from '../../../src/shared/mongo';
+import { ensureIndexes } from '../../../src/shared/domain/store';
 import { createTestContext, TestContext } from '../../support/harness';
 
 /**

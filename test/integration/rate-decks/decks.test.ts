@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import type { PricelistRateDoc } from '../../../src/shared/domain/types';
-import { applyDeck, DeckError, type ApplyDeckOptions, type DeckReport } from '../../../src/shared/rate-decks';
-import { computeFee } from '../../../src/shared/rating';
-import { announceRatingDataChange, RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { applyDeck, DeckError, type ApplyDeckOptions, type DeckReport } from '../../../src/shared/domain/rate-decks';
+import { computeFee } from '../../../src/shared/domain/rating';
+import { announceRatingDataChange, RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { createTestContext, type TestContext } from '../../support/harness';
 
 const T1 = new Date('2026-07-01T00:00:00Z');

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { applyDeck, type DeckProgress } from '../../../src/shared/rate-decks';
-import { announceRatingDataChange } from '../../../src/shared/rating-data/cache';
+import { applyDeck, type DeckProgress } from '../../../src/shared/domain/rate-decks';
+import { announceRatingDataChange } from '../../../src/shared/domain/rating-data/cache';
 import { createTestContext, type TestContext } from '../../support/harness';
 
 const LINES = 100_000;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { applyDeck } from '../../../src/shared/rate-decks';
-import { announceRatingDataChange } from '../../../src/shared/rating-data/cache';
+import { applyDeck } from '../../../src/shared/domain/rate-decks';
+import { announceRatingDataChange } from '../../../src/shared/domain/rating-data/cache';
 import { AgentHarness, startAgentHarness } from '../../support/agent-harness';
 import { account, carrier, pricelist, seed } from '../../support/seed';
 

@@ -1,6 +1,6 @@
 import type { AccountDoc } from '../../../src/shared/domain/types';
-import { auditLedger } from '../../../src/shared/ledger/audit';
-import type { TransactionJob } from '../../../src/shared/calls';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
+import type { TransactionJob } from '../../../src/shared/domain/calls';
 import { createTestContext, TestContext } from '../../support/harness';
 import { AgentProcess, startAgentProcess, stopAll } from '../../support/multi-agent';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';

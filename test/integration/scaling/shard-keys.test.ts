@@ -1,6 +1,6 @@
 import type { CommandStartedEvent, Document } from 'mongodb';
-import { connectMongo, Mongo } from '../../../src/shared/mongo';
-import { RatingDataCache } from '../../../src/shared/rating-data/cache';
+import { connectMongo, Mongo } from '../../../src/shared/domain/store';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { processImportBatch } from '../../../src/workers/imports/batch';
 import { authorize } from '../../../src/workers/transactions/authorization';
 import { begin } from '../../../src/workers/transactions/begin';
@@ -28,7 +28,7 @@ import { account, carrier, pricelist, rate, seed } from '../../support/seed';
  * exemption among the flows run (`exempt` below).
  */
 
-/** The unique keys of the sharded collections (src/shared/mongo.ts ensureIndexes, plus `_id`). */
+/** The unique keys of the sharded collections (src/shared/infra/mongo.ts ensureIndexes, plus `_id`). */
 const UNIQUE_KEYS: Record<string, string[][]> = {
   accounts: [['_id'], ['account_tag']],
   transactions: [['_id'], ['account_tag', 'transaction_tag', 'origin_account_tag']],

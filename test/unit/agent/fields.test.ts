@@ -1,7 +1,7 @@
-import { readFields, type FieldTable } from '../../../src/shared/validation/fields';
+import { readFields, type FieldTable } from '../../../src/shared/domain/validation/fields';
 import { validate } from '../../../src/agent/operations';
-import { operationFields } from '../../../src/shared/calls/operations';
-import { uriUserPart } from '../../../src/shared/numbers/uri';
+import { operationFields } from '../../../src/shared/domain/calls/operations';
+import { uriUserPart } from '../../../src/shared/domain/numbers/uri';
 
 const now = new Date('2026-11-23T00:00:00Z');
 

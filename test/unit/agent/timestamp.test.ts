@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { EPOCH_MAX_SECONDS, EPOCH_MIN_SECONDS, timestamp } from '../../../src/shared/validation/timestamp';
+import { EPOCH_MAX_SECONDS, EPOCH_MIN_SECONDS, timestamp } from '../../../src/shared/domain/validation/timestamp';
 import { validate } from '../../../src/agent/operations';
 import { expectRefused } from '../../support/refusal';
 

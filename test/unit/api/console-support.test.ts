@@ -1,7 +1,7 @@
 import { readAdjustment } from '../../../src/api/graphql/accounts/input';
 import { alertLine } from '../../../src/api/store/dashboard';
 import { transactionQuery } from '../../../src/api/store/transactions';
-import { ServiceError } from '../../../src/shared/errors';
+import { ServiceError } from '../../../src/shared/infra/errors';
 
 function fieldOf(fn: () => unknown): string | undefined {
   try {
@@ -43,7 +43,7 @@ describe('adjustBalance arguments', () => {
 });
 
 describe('dashboard alert line', () => {
-  // The two conditions of src/shared/alerts/balance-alerts.ts: NEGATIVE_BALANCE and LOW_BALANCE.
+  // The two conditions of src/shared/domain/alerts/balance-alerts.ts: NEGATIVE_BALANCE and LOW_BALANCE.
   const alerts = (balance: bigint, threshold: bigint) => balance < 0n || (threshold > 0n && balance < threshold);
 
   it('is below exactly when a balance alert condition holds', () => {

@@ -1,9 +1,9 @@
 import { GraphQLError, Source } from 'graphql';
 import type { MercuriusContext } from 'mercurius';
 import { duplicateKeyFields } from '../../../src/api/store/errors';
-import { ErrorCodes, ServiceError } from '../../../src/shared/errors';
-import { withoutTypename } from '../../../src/shared/http/graphql';
-import { formatGraphqlErrors, inputFieldOf } from '../../../src/shared/http/graphql-errors';
+import { ErrorCodes, ServiceError } from '../../../src/shared/infra/errors';
+import { withoutTypename } from '../../../src/shared/infra/http/graphql';
+import { formatGraphqlErrors, inputFieldOf } from '../../../src/shared/infra/http/graphql-errors';
 
 function contextWithLog() {
   const log = { error: jest.fn(), info: jest.fn() };

@@ -1,4 +1,4 @@
-import { ServiceError } from '../../../src/shared/errors';
+import { ServiceError } from '../../../src/shared/infra/errors';
 import { readTaggedKey, readTaggedUpdate } from '../../../src/api/graphql/common/identify';
 import { readCreate, readPatch, type FieldRules } from '../../../src/api/graphql/common/input';
 import { DEFAULT_PER_PAGE, readListWindow, sortableFields } from '../../../src/api/graphql/common/listing';

@@ -3,7 +3,7 @@ import { carrierQuery } from '../../../src/api/store/carriers';
 import { allOf, matchAny, rangeConditions } from '../../../src/api/store/query';
 import { checkValidityWindow } from '../../../src/api/store/rates';
 import { transactionQuery } from '../../../src/api/store/transactions';
-import { ServiceError } from '../../../src/shared/errors';
+import { ServiceError } from '../../../src/shared/infra/errors';
 
 describe('filter to query', () => {
   it('adds nothing for omitted or null members', () => {

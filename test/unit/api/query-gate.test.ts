@@ -1,5 +1,5 @@
 import { QueryGate, type Release } from '../../../src/api/query-gate';
-import { ConfigError, loadConfig } from '../../../src/shared/config';
+import { ConfigError, loadConfig } from '../../../src/shared/infra/config';
 
 /** Lets pending promise callbacks run. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -3,7 +3,7 @@ import { readCarrierCreate } from '../../../src/api/graphql/carriers/input';
 import { readPricelistCreate, readPricelistUpdate, withPricelistTag } from '../../../src/api/graphql/pricelists/input';
 import { readRateCreate, readRateKey, readRateUpdate } from '../../../src/api/graphql/rates/input';
 import { readTransactionCreate, readTransactionKey, readTransactionUpdate } from '../../../src/api/graphql/transactions/input';
-import { ServiceError } from '../../../src/shared/errors';
+import { ServiceError } from '../../../src/shared/infra/errors';
 
 const UUID4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ID = '5b0a3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b0c';

@@ -1,6 +1,6 @@
 import { Kind } from 'graphql';
-import { ServiceError } from '../../../src/shared/errors';
-import { BigIntScalar, DateTimeScalar, formatDateTime } from '../../../src/shared/graphql/scalars';
+import { ServiceError } from '../../../src/shared/infra/errors';
+import { BigIntScalar, DateTimeScalar, formatDateTime } from '../../../src/shared/domain/graphql-scalars';
 
 describe('BigInt scalar', () => {
   it('answers a JSON number within the safe range and a decimal string beyond it', () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { buildSchema, getIntrospectionQuery, isObjectType, parse, validate, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
 import { agentModules } from '../../../src/agent/graphql/schema';
 import { apiModules } from '../../../src/api/graphql/schema';
-import { loadConfig } from '../../../src/shared/config';
+import { loadConfig } from '../../../src/shared/infra/config';
 import {
   DEFAULT_LIST_SIZE,
   EMBEDDED_DIRECTIVE_TYPEDEFS,
@@ -11,10 +11,10 @@ import {
   measureOperations,
   queryLimitsRule,
   type QueryLimits,
-} from '../../../src/shared/graphql/limits';
-import { MAX_VARIABLES_DEPTH, withoutTypename } from '../../../src/shared/http/graphql';
+} from '../../../src/shared/infra/graphql/limits';
+import { MAX_VARIABLES_DEPTH, withoutTypename } from '../../../src/shared/infra/http/graphql';
 
-/** The query limits of src/shared/graphql/limits.ts, on documents alone (no I/O). */
+/** The query limits of src/shared/infra/graphql/limits.ts, on documents alone (no I/O). */
 
 const schema = buildSchema(`
   ${EMBEDDED_DIRECTIVE_TYPEDEFS}

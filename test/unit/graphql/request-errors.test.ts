@@ -1,6 +1,6 @@
 import { buildSchema, execute, GraphQLError, parse } from 'graphql';
 import type { MercuriusContext } from 'mercurius';
-import { formatGraphqlErrors } from '../../../src/shared/http/graphql-errors';
+import { formatGraphqlErrors } from '../../../src/shared/infra/http/graphql-errors';
 
 /** How formatGraphqlErrors classifies the request errors of issue 10 (no I/O: graphql-js' own results). */
 

@@ -10,9 +10,9 @@ import {
   parseMapping,
   Totals,
   type BuiltinFormat,
-} from '../../../src/shared/imports';
-import type { BatchSubmitter } from '../../../src/shared/imports';
-import type { ImportLine } from '../../../src/shared/queues/payloads';
+} from '../../../src/shared/domain/imports';
+import type { BatchSubmitter } from '../../../src/shared/domain/imports';
+import type { ImportLine } from '../../../src/shared/domain/queues/payloads';
 
 /**
  * The switch formats (docs/IMPORTS.md, "Switch formats") read from the sample files in examples/cdrs:

@@ -1,4 +1,4 @@
-import { csvLine, headerProblems, jsonLine, splitTags } from '../../../src/shared/imports/line';
+import { csvLine, headerProblems, jsonLine, splitTags } from '../../../src/shared/domain/imports/line';
 
 const now = new Date('2026-02-01T00:00:00Z');
 const row = {

@@ -1,5 +1,5 @@
-import { UnknownZone, Zone } from '../../../src/shared/imports/cdr/local-time';
-import { choose, readTime } from '../../../src/shared/imports/cdr/times';
+import { UnknownZone, Zone } from '../../../src/shared/domain/imports/cdr/local-time';
+import { choose, readTime } from '../../../src/shared/domain/imports/cdr/times';
 
 /**
  * Local wall-clock times of switches (Asterisk, FreeSWITCH) turned into instants with Intl's zone

@@ -1,7 +1,7 @@
-import type { ImportLine } from '../../../src/shared/queues/payloads';
-import { RatingIndex } from '../../../src/shared/rating';
+import type { ImportLine } from '../../../src/shared/domain/queues/payloads';
+import { RatingIndex } from '../../../src/shared/domain/rating';
 import type { BatchAccount } from '../../../src/workers/imports/accounts';
-import { importRecordId, opIds } from '../../../src/shared/ledger';
+import { importRecordId, opIds } from '../../../src/shared/domain/ledger';
 import { planBatch } from '../../../src/workers/imports/plan';
 import { carrier, rate } from '../../support/seed';
 

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { readRecords, type SourceRecord } from '../../../src/shared/imports/records';
+import { readRecords, type SourceRecord } from '../../../src/shared/domain/imports/records';
 
 /**
  * The CSV reader's line numbers and raw text: what a reject file names for a bad line, so an operator

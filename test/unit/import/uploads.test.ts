@@ -1,4 +1,4 @@
-import { ContentId, rejectId, rejectsOfImport } from '../../../src/shared/imports';
+import { ContentId, rejectId, rejectsOfImport } from '../../../src/shared/domain/imports';
 
 describe('upload bookkeeping', () => {
   it("an import's rejects are exactly the _id range of its own, in line order", () => {

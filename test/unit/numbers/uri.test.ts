@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { percentDecode, ratingNumber, stripNumber, uriUserPart } from '../../../src/shared/numbers/uri';
+import { percentDecode, ratingNumber, stripNumber, uriUserPart } from '../../../src/shared/domain/numbers/uri';
 
 /** [what sends it, raw value, user part (null: not a URI), rating number] */
 const REAL_WORLD: Array<[string, string, string | null, string]> = [

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { agentAccess, apiAccess, graphqlScopes } from '../../../src/shared/auth/access';
-import { credentialOf } from '../../../src/shared/http/auth-plugin';
+import { agentAccess, apiAccess, graphqlScopes } from '../../../src/shared/infra/auth/access';
+import { credentialOf } from '../../../src/shared/infra/http/auth-plugin';
 
 const post = (body: unknown) => ({ method: 'POST', body, query: {} }) as unknown as FastifyRequest;
 const get = (query: Record<string, string>) => ({ method: 'GET', body: undefined, query }) as unknown as FastifyRequest;

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { recipientOf } from '../../../src/shared/alerts/recipients';
-import type { AlertJob } from '../../../src/shared/queues/payloads';
+import { recipientOf } from '../../../src/shared/domain/alerts/recipients';
+import type { AlertJob } from '../../../src/shared/domain/queues/payloads';
 import { alertText } from '../../../src/workers/alerts/email';
 import { smsText } from '../../../src/workers/alerts/sms';
 import { signBody, webhookBody } from '../../../src/workers/alerts/webhook';

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../../src/shared/config';
+import { ConfigError, loadConfig } from '../../../src/shared/infra/config';
 
 describe('operations configuration', () => {
   it('has documented defaults', () => {

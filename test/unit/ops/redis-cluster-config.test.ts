@@ -1,6 +1,6 @@
-import { ConfigError, loadConfig } from '../../../src/shared/config';
-import { bullmqPrefix } from '../../../src/shared/queues/queues';
-import { formatRedisNodes, parseRedisNodes } from '../../../src/shared/redis-nodes';
+import { ConfigError, loadConfig } from '../../../src/shared/infra/config';
+import { bullmqPrefix } from '../../../src/shared/domain/queues/queues';
+import { formatRedisNodes, parseRedisNodes } from '../../../src/shared/infra/redis-nodes';
 
 describe('REDIS_CLUSTER_NODES', () => {
   it('is unset by default: one Redis server, plain queue prefix', () => {

@@ -1,4 +1,4 @@
-import { connectTo, socketUrl } from '../../../src/shared/redis';
+import { connectTo, socketUrl } from '../../../src/shared/infra/redis';
 
 /** A Redis server on this machine named by its socket: the URL carries any path and database intact. */
 describe('unix:// Redis URLs', () => {

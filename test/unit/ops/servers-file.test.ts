@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pidAlive, readServersFile, SERVERS_FILE, writeServersFile } from '../../../src/shared/services/servers-file';
+import { pidAlive, readServersFile, SERVERS_FILE, writeServersFile } from '../../../src/shared/infra/services/servers-file';
 
 /** DATA_DIR/servers.json, which `npm start` writes for the `rating` commands (issue 38). */
 describe('servers file', () => {

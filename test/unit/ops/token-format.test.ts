@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { generateSecret, hashSecret, parseBootstrapTokens, parseScopes } from '../../../src/shared/auth/token-format';
+import { generateSecret, hashSecret, parseBootstrapTokens, parseScopes } from '../../../src/shared/infra/auth/token-format';
 
 describe('token format', () => {
   it('hashes secrets with SHA-256 and generates 256-bit prefixed secrets', () => {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { DeckError, deckLine, headerProblems, parseEffective, readDeck, type DeckRecord } from '../../../src/shared/rate-decks';
+import { DeckError, deckLine, headerProblems, parseEffective, readDeck, type DeckRecord } from '../../../src/shared/domain/rate-decks';
 
 async function records(text: string): Promise<DeckRecord[]> {
   const out: DeckRecord[] = [];

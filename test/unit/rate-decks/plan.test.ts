@@ -1,5 +1,5 @@
 import type { PricelistRateDoc, RateVersion } from '../../../src/shared/domain/types';
-import { cutAt, planLine, planRemoval, sameState, versionAt, type DeckRate } from '../../../src/shared/rate-decks';
+import { cutAt, planLine, planRemoval, sameState, versionAt, type DeckRate } from '../../../src/shared/domain/rate-decks';
 
 const d = (iso: string) => new Date(`${iso}T00:00:00Z`);
 const T = d('2026-07-01');

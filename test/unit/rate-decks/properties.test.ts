@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { CarrierDoc, PricelistRateDoc, RateVersion } from '../../../src/shared/domain/types';
-import { planLine, planRemoval, versionAt, versionsOf, type DeckRate } from '../../../src/shared/rate-decks';
-import { RatingIndex } from '../../../src/shared/rating';
+import { planLine, planRemoval, versionAt, versionsOf, type DeckRate } from '../../../src/shared/domain/rate-decks';
+import { RatingIndex } from '../../../src/shared/domain/rating';
 
 // Times are whole seconds in a small range, so generated windows often meet T exactly.
 const SECOND = 1000;

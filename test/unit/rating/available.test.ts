@@ -1,5 +1,5 @@
 import type { RateSnapshot, RunningTransaction } from '../../../src/shared/domain/types';
-import { availableBalance, runningCost } from '../../../src/shared/rating';
+import { availableBalance, runningCost } from '../../../src/shared/domain/rating';
 
 const T0 = Date.UTC(2024, 5, 1, 8, 0, 0);
 const at = (ms: number) => new Date(T0 + ms);

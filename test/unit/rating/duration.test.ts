@@ -1,4 +1,4 @@
-import { callDurationSeconds } from '../../../src/shared/rating';
+import { callDurationSeconds } from '../../../src/shared/domain/rating';
 
 const T0 = Date.UTC(2024, 0, 1, 12, 0, 0);
 

@@ -1,5 +1,5 @@
 import type { RateTerms } from '../../../src/shared/domain/types';
-import { computeFee } from '../../../src/shared/rating';
+import { computeFee } from '../../../src/shared/domain/rating';
 
 const terms = (connect_fee: number, rate: number, rate_increment: number, interval_start: number): RateTerms => ({
   connect_fee,

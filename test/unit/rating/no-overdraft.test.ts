@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import type { RateTerms } from '../../../src/shared/domain/types';
-import { callDurationSeconds, computeFee, DEFAULT_HEADROOM_SECONDS, maxAvailableUnits, MAX_UNITS_CAP } from '../../../src/shared/rating';
+import {
+  callDurationSeconds,
+  computeFee,
+  DEFAULT_HEADROOM_SECONDS,
+  maxAvailableUnits,
+  MAX_UNITS_CAP,
+} from '../../../src/shared/domain/rating';
 
 /**
  * The no-overdraft rule (docs/AGENT.md, docs/DESIGN.md section 4): a proxy that cuts a prepaid call

@@ -8,7 +8,7 @@ import {
   maxAvailableUnits,
   RatingIndex,
   type RouteQuery,
-} from '../../../src/shared/rating';
+} from '../../../src/shared/domain/rating';
 
 // ---- slow, obviously-correct references -------------------------------------------------
 

@@ -1,5 +1,5 @@
 import type { CarrierDoc, PricelistRateDoc } from '../../../src/shared/domain/types';
-import { carrierAddress, carrierRouteString, RatingIndex, toRateSnapshot, type RouteQuery } from '../../../src/shared/rating';
+import { carrierAddress, carrierRouteString, RatingIndex, toRateSnapshot, type RouteQuery } from '../../../src/shared/domain/rating';
 
 const T0 = Date.UTC(2024, 0, 1);
 const NOW = new Date(T0 + 86_400_000);

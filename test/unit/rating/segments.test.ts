@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import type { RateTerms } from '../../../src/shared/domain/types';
-import { computeFee, maxAvailableUnits } from '../../../src/shared/rating';
-import { constantTimeline, segmentedFee, segmentedMaxUnits, type PriceTimeline } from '../../../src/shared/rating/segments';
-import { edgesOf, nextBoundary, timingMatches, type RateTiming } from '../../../src/shared/rating/timing';
+import { computeFee, maxAvailableUnits } from '../../../src/shared/domain/rating';
+import { constantTimeline, segmentedFee, segmentedMaxUnits, type PriceTimeline } from '../../../src/shared/domain/rating/segments';
+import { edgesOf, nextBoundary, timingMatches, type RateTiming } from '../../../src/shared/domain/rating/timing';
 
 /**
  * Issue 34: a call that crosses a price boundary is rated per segment. The properties the authorization

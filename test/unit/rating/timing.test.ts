@@ -7,7 +7,7 @@ import {
   timingMatches,
   timingProblem,
   type RateTiming,
-} from '../../../src/shared/rating/timing';
+} from '../../../src/shared/domain/rating/timing';
 
 /** Issue 34: when a rate applies, on its pricelist's clock. */
 const at = (iso: string) => Date.parse(iso);

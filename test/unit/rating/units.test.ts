@@ -1,5 +1,5 @@
 import type { AccountType, RateTerms } from '../../../src/shared/domain/types';
-import { canAffordStart, computeFee, maxAvailableUnits, MAX_UNITS_CAP } from '../../../src/shared/rating';
+import { canAffordStart, computeFee, maxAvailableUnits, MAX_UNITS_CAP } from '../../../src/shared/domain/rating';
 
 const terms = (connect_fee: number, rate: number, rate_increment: number, interval_start: number): RateTerms => ({
   connect_fee,

@@ -6,7 +6,7 @@ import { readPricelistCreate } from '../../../src/api/graphql/pricelists/input';
 import { readRateCreate } from '../../../src/api/graphql/rates/input';
 import { readTransactionCreate } from '../../../src/api/graphql/transactions/input';
 import { csvLine, jsonLine } from '../../../src/cli/import/line';
-import { ServiceError } from '../../../src/shared/errors';
+import { ServiceError } from '../../../src/shared/infra/errors';
 
 /**
  * The same field accepts the same values on every surface: the API's readers, the agent's operations,

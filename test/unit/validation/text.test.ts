@@ -1,6 +1,6 @@
 import { expectRefused } from '../../support/refusal';
 import fc from 'fast-check';
-import { ServiceError } from '../../../src/shared/errors';
+import { ServiceError } from '../../../src/shared/infra/errors';
 import {
   address,
   email,
@@ -15,7 +15,7 @@ import {
   text,
   textProblem,
   type Parse,
-} from '../../../src/shared/validation/text';
+} from '../../../src/shared/domain/validation/text';
 
 const hex = (c: number) => `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);

@@ -1,4 +1,4 @@
-import { badInput } from '../../../shared/errors';
+import { badInput } from '../../../shared/infra/errors';
 import type { AccountDraft, AccountFields, AccountPatch, Adjustment, LinkedAccountsRef } from '../../store/accounts';
 import type { TaggedKey } from '../../store/tagged-store';
 import { lookupString, newId, readTaggedUpdate } from '../common/identify';

@@ -1,5 +1,5 @@
 import { type AccountDoc, isReservation, type RunningTransaction } from '../../../shared/domain/types';
-import { formatDateTime } from '../../../shared/graphql/scalars';
+import { formatDateTime } from '../../../shared/domain/graphql-scalars';
 import type { AccountFilter } from '../../store/accounts';
 import type { ApiContext, ApiResolvers } from '../context';
 import { lookupString, readTaggedKey } from '../common/identify';

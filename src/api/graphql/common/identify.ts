@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { badInput } from '../../../shared/errors';
+import { badInput } from '../../../shared/infra/errors';
 import type { TaggedKey } from '../../store/tagged-store';
 import { optionalArg, readPatch, type Args, type FieldRules } from './input';
 import { lookup, uuid, type Parse } from './validate';

@@ -1,4 +1,4 @@
-import { badInput } from '../../../shared/errors';
+import { badInput } from '../../../shared/infra/errors';
 import type { Parse } from './validate';
 
 /** Arguments as GraphQL hands them over: an omitted argument is absent, an explicit null is null. */

@@ -1,4 +1,4 @@
-import { badInput } from '../../../shared/errors';
+import { badInput } from '../../../shared/infra/errors';
 import type { ListWindow, SortDirection } from '../../store/documents';
 
 /** Arguments of every `allXs` / `_allXsMeta` query (ra-data-graphql-simple conventions). */

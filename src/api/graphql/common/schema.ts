@@ -1,5 +1,5 @@
-import { EMBEDDED_DIRECTIVE_TYPEDEFS } from '../../../shared/graphql/limits';
-import type { SchemaModule } from '../../../shared/http/graphql';
+import { EMBEDDED_DIRECTIVE_TYPEDEFS } from '../../../shared/infra/graphql/limits';
+import type { SchemaModule } from '../../../shared/infra/http/graphql';
 
 /** Arguments of a list query and of its count query, with the resource's filter input. */
 export const listArgs = (filterType: string): string =>

@@ -1,12 +1,12 @@
-import { badInput } from '../../../shared/errors';
-import type { Parse } from '../../../shared/validation/text';
+import { badInput } from '../../../shared/infra/errors';
+import type { Parse } from '../../../shared/domain/validation/text';
 
 /**
  * Field validators of the management API. Each takes the field name (for the error) and the value
  * GraphQL already coerced to the argument's type, checks what the type cannot express, and returns
  * the value to store or throws BAD_USER_INPUT naming the field.
  *
- * Text fields use the kinds of src/shared/validation/text.ts, the same functions the agent and the
+ * Text fields use the kinds of src/shared/domain/validation/text.ts, the same functions the agent and the
  * CDR import use, so a field accepts the same values on every surface.
  */
 export {
@@ -22,7 +22,7 @@ export {
   text,
   TextLimits,
   type Parse,
-} from '../../../shared/validation/text';
+} from '../../../shared/domain/validation/text';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

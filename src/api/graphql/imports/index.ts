@@ -1,4 +1,4 @@
-import type { SchemaModule } from '../../../shared/http/graphql';
+import type { SchemaModule } from '../../../shared/infra/http/graphql';
 import { importResolvers } from './resolvers';
 import { importTypeDefs } from './schema';
 

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../../shared/context';
-import type { ImportRejectDoc, UploadDoc } from '../../../shared/imports';
+import type { AppContext } from '../../../shared/domain/context';
+import type { ImportRejectDoc, UploadDoc } from '../../../shared/domain/imports';
 import { ImportStore, type ImportFilter } from '../../store/imports';
 import type { ApiContext, ApiResolvers } from '../context';
 import { requiredArg, type Args } from '../common/input';

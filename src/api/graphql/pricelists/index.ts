@@ -1,4 +1,4 @@
-import type { SchemaModule } from '../../../shared/http/graphql';
+import type { SchemaModule } from '../../../shared/infra/http/graphql';
 import { pricelistResolvers } from './resolvers';
 import { pricelistTypeDefs } from './schema';
 

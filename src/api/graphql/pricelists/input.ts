@@ -1,4 +1,4 @@
-import { badInput } from '../../../shared/errors';
+import { badInput } from '../../../shared/infra/errors';
 import type { PricelistDoc } from '../../../shared/domain/types';
 import type { TaggedKey } from '../../store/tagged-store';
 import { newId, readTaggedKey, readTaggedUpdate } from '../common/identify';

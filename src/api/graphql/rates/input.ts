@@ -1,4 +1,4 @@
-import { badInput } from '../../../shared/errors';
+import { badInput } from '../../../shared/infra/errors';
 import type { PricelistRateDoc } from '../../../shared/domain/types';
 import type { RateDraft, RateKey, RatePatch, TagRef } from '../../store/rates';
 import { lookupString, newId } from '../common/identify';

@@ -1,5 +1,5 @@
 import type { PricelistRateDoc } from '../../../shared/domain/types';
-import type { RouteCandidate, RouteRate } from '../../../shared/rating';
+import type { RouteCandidate, RouteRate } from '../../../shared/domain/rating';
 import type { ApiServices } from '../context';
 
 export interface RoutingQuery {

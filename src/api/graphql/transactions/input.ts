@@ -1,4 +1,4 @@
-import { badInput } from '../../../shared/errors';
+import { badInput } from '../../../shared/infra/errors';
 import type { RateSnapshot, TransactionDoc } from '../../../shared/domain/types';
 import type { TransactionKey, TransactionPatch } from '../../store/transactions';
 import { lookupString, newId } from '../common/identify';

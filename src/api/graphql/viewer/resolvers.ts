@@ -1,5 +1,5 @@
-import { SCOPES } from '../../../shared/auth/token-format';
-import { ErrorCodes, ServiceError } from '../../../shared/errors';
+import { SCOPES } from '../../../shared/infra/auth/token-format';
+import { ErrorCodes, ServiceError } from '../../../shared/infra/errors';
 import type { ApiContext, ApiResolvers } from '../context';
 
 export const viewerResolvers: ApiResolvers = {

@@ -1,6 +1,6 @@
 import { AccountStore } from '../../../../src/api/store/accounts';
 import { References } from '../../../../src/api/store/references';
-import { auditLedger } from '../../../../src/shared/ledger/audit';
+import { auditLedger } from '../../../../src/shared/domain/ledger/audit';
 import { ApiHarness, expectError, startApi } from '../api-harness';
 
 const ADJUST = `mutation($tag: String!, $amount: BigInt!, $reason: String!, $key: String) {

@@ -1,0 +1,101 @@
+import type { BadInputReason, CallParty, FinishedCall, Reason } from '../calls';
+
+/**
+ * Typed job payloads of every queue but `transactions`, whose jobs are the agent operations of the
+ * call contract (src/shared/domain/calls/jobs.ts). Dates travel as ISO strings (JSON); money as decimal
+ * strings (bigint is not JSON).
+ */
+
+/** An ended call of one account, to be rated, recorded and debited. */
+export interface ProcessingJob extends CallParty {
+  /** The running entry (RunningTransaction.id); the worker re-reads everything else from the account. */
+  entry_id: string;
+  enqueued_at: string;
+}
+
+export type AlertKind = 'LOW_BALANCE' | 'NEGATIVE_BALANCE' | 'CALL_REFUSED' | 'LONG_RUNNING_CALL' | 'END_CALL';
+
+export type AlertChannel = 'email' | 'sms' | 'webhook';
+
+/**
+ * One alert, delivered on every configured channel that has a recipient: e-mail to `email`, SMS to
+ * `mobile`, the webhook always. `email`/`mobile` are copied from the account when the alert is
+ * raised, so a later account change does not redirect an alert already queued.
+ */
+export interface AlertJob {
+  kind: AlertKind;
+  account_tag: string;
+  transaction_tag: string | null;
+  message: string;
+  email: string | null;
+  mobile: string | null;
+  details: Record<string, string | number | boolean | null>;
+  /** When the condition was observed (ISO). */
+  at: string;
+  /** Channels already delivered, written back by the worker so a retry does not resend them. */
+  delivered?: AlertChannel[];
+}
+
+export interface MaintenanceJob {
+  task: 'scan-long-calls' | 'scan-exhausted-calls' | 'audit-ledger';
+}
+
+/**
+ * One finished call of a batch (a CDR line, or an item of recordTransactions), already validated like
+ * recordTransaction. `line` numbers the call within its source (file line, or index of the request).
+ */
+export interface ImportLine extends FinishedCall {
+  line: number;
+}
+
+/**
+ * A batch of calls to record. `import_id` + `batch` name it: the same pair always means the same
+ * calls, so the pair is the job id, the debit marker and the owner of the records it writes.
+ */
+export interface ImportBatchJob {
+  import_id: string;
+  batch: number;
+  lines: ImportLine[];
+  /** Epoch ms after which the batch must not start (the agent stopped waiting); null for file imports. */
+  deadline: number | null;
+}
+
+/**
+ * A settlement of file import batches (src/shared/domain/ledger/settlements.ts): debits, per account, the
+ * totals of those of `batches` that no other settlement took. `settlement_id` is unique and is the job id.
+ */
+export interface ImportSettlementJob {
+  import_id: string;
+  settlement_id: string;
+  batches: string[];
+}
+
+/** What the `imports` queue carries: batches ('import-batch') and their settlements ('import-settle'). */
+export type ImportJob = ImportBatchJob | ImportSettlementJob;
+
+export const isSettlementJob = (job: ImportJob): job is ImportSettlementJob => 'settlement_id' in job;
+
+export interface ImportRefusal {
+  line: number;
+  /** NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION or TIMEOUT, or bad input. */
+  reason: Reason | BadInputReason;
+  /** The account the refusal is about (the caller, a linked account or the receiver). */
+  account_tag?: string;
+}
+
+/** What a batch did; money as decimal strings. */
+export interface ImportBatchResult {
+  batch_id: string;
+  lines: number;
+  /** Calls recorded and charged by this batch. */
+  rated: number;
+  /** Lines whose call was already recorded (earlier import, recordTransaction, or an earlier line). */
+  duplicate_lines: number[];
+  refused: ImportRefusal[];
+  /** Total debited from the calling accounts. */
+  charged: string;
+  /** Total debited from linked (parent) accounts. */
+  charged_linked: string;
+  /** True when an earlier run had already finished this batch: nothing was done now. */
+  replayed: boolean;
+}

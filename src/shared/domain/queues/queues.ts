@@ -1,0 +1,83 @@
+import { DefaultJobOptions, Queue, QueueEvents } from 'bullmq';
+import type { Config } from '../../infra/config';
+import type { RedisClient } from '../../infra/redis';
+import { QueueNames } from './names';
+import type { AlertJob, ImportJob, MaintenanceJob, ProcessingJob } from './payloads';
+import type { TransactionJob } from '../calls';
+
+/**
+ * Retention keeps Redis bounded: finished jobs are trimmed by age and count.
+ * Failed jobs stay longer so an operator can inspect them.
+ */
+export const retention = {
+  removeOnComplete: { age: 3600, count: 10000 },
+  removeOnFail: { age: 7 * 86400, count: 50000 },
+} as const;
+
+export const defaultJobOptions: Record<string, DefaultJobOptions> = {
+  [QueueNames.transactions]: { ...retention, attempts: 1 },
+  [QueueNames.processing]: { ...retention, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
+  [QueueNames.alerts]: { ...retention, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
+  [QueueNames.maintenance]: { ...retention, attempts: 3, backoff: { type: 'fixed', delay: 5000 } },
+  // A batch carries up to thousands of calls: keep few finished ones (their results are also stored in
+  // MongoDB, import_batches). Retries are safe (every step is idempotent) and must outlast short outages.
+  [QueueNames.imports]: {
+    removeOnComplete: { age: 3600, count: 200 },
+    removeOnFail: { age: 7 * 86400, count: 1000 },
+    attempts: 20,
+    backoff: { type: 'exponential', delay: 1000 },
+  },
+};
+
+/**
+ * The BullMQ key prefix of the deployment. BullMQ names its keys `<prefix>:<queue>:...` and its Lua
+ * scripts touch several keys of a queue at once (and build some key names inside the script), so on a
+ * Redis Cluster all keys of a queue must hash to one slot: the prefix is a hash tag, `{rating}`.
+ * One tag for all queues rather than one per queue: it is BullMQ's documented setup, keeps any
+ * cross-queue operation (flows, parent/child) possible, and costs little here, because the queue that
+ * carries the load (transactions: every agent request) would sit on a single slot under any tagging;
+ * the cluster buys failover and room for the other keys (rate limits, alert state, announcements),
+ * which keep the plain prefix and so spread over all slots. Cluster mode only: on a single server
+ * the prefix stays `rating`, so the jobs and schedules of an existing deployment are not orphaned by
+ * an upgrade (docs/DECISIONS.md, "Redis Cluster").
+ */
+export function bullmqPrefix(config: Pick<Config, 'queuePrefix' | 'redisClusterNodes'>): string {
+  return config.redisClusterNodes ? `{${config.queuePrefix}}` : config.queuePrefix;
+}
+
+export interface Queues {
+  transactions: Queue<TransactionJob>;
+  processing: Queue<ProcessingJob>;
+  alerts: Queue<AlertJob>;
+  maintenance: Queue<MaintenanceJob>;
+  imports: Queue<ImportJob>;
+  close(): Promise<void>;
+}
+
+/** `prefix`: bullmqPrefix(config). */
+export function createQueues(connection: RedisClient, prefix: string): Queues {
+  const make = <T>(name: string) => {
+    const queue = new Queue<T>(name, { connection, prefix, defaultJobOptions: defaultJobOptions[name] });
+    // Every concurrent add() briefly listens for 'closing'; an agent under load has hundreds in flight.
+    queue.setMaxListeners(0);
+    return queue;
+  };
+  const queues = {
+    transactions: make<TransactionJob>(QueueNames.transactions),
+    processing: make<ProcessingJob>(QueueNames.processing),
+    alerts: make<AlertJob>(QueueNames.alerts),
+    maintenance: make<MaintenanceJob>(QueueNames.maintenance),
+    imports: make<ImportJob>(QueueNames.imports),
+  };
+  return {
+    ...queues,
+    close: async () => {
+      await Promise.all(Object.values(queues).map((q) => q.close()));
+    },
+  };
+}
+
+/** QueueEvents blocks on its connection (XREAD BLOCK): pass it a connection of its own. `prefix`: bullmqPrefix(config). */
+export function createQueueEvents(ownConnection: RedisClient, prefix: string, name: string): QueueEvents {
+  return new QueueEvents(name, { connection: ownConnection, prefix });
+}

@@ -1,0 +1,185 @@
+import { parse } from 'csv-parse';
+import type { Readable } from 'node:stream';
+import { ServiceError } from '../../infra/errors';
+import { stripNumber } from '../numbers/uri';
+import { parseDateTime } from '../validation/datetime';
+import { prefix as prefixRule, text, TextLimits } from '../validation/text';
+import type { DeckRate } from './plan';
+import { csvHeaderProblems } from '../validation/csv-header';
+
+/**
+ * Reading a rate deck: a CSV file with a header row naming its columns. `prefix` and `rate` are
+ * required; `connect_fee`, `rate_increment`, `interval_start` and `description` are optional, with the
+ * defaults of createPricelistRate (0, 1, 0, null). Cells are trimmed; an empty cell is an absent value.
+ */
+
+export const REQUIRED_COLUMNS = ['prefix', 'rate'] as const;
+export const OPTIONAL_COLUMNS = ['connect_fee', 'rate_increment', 'interval_start', 'description'] as const;
+
+/** The whole deck is unusable (its header), or the run was refused before writing anything. */
+export class DeckError extends Error {
+  constructor(
+    message: string,
+    /** The error code of the APIs (BAD_USER_INPUT, INVALID_REFERENCE). */
+    readonly code: 'BAD_USER_INPUT' | 'INVALID_REFERENCE' = 'BAD_USER_INPUT',
+    /** The argument or part at fault (header, pricelist_tag, carrier_tag, effective). */
+    readonly field: string = 'header',
+  ) {
+    super(message);
+    this.name = 'DeckError';
+  }
+}
+
+/** The header's problems against this kind's columns; empty when usable. */
+export function headerProblems(columns: readonly string[]): string[] {
+  return csvHeaderProblems(columns, REQUIRED_COLUMNS, OPTIONAL_COLUMNS);
+}
+
+/** A prefix cell as rating keys prefixes (stripNumber: no visual separators, no leading "+"), or why not. */
+export function deckPrefix(cell: string | undefined): { prefix: string } | { reason: string } {
+  const raw = (cell ?? '').trim();
+  if (raw === '') return { reason: 'prefix: is required' };
+  const normalized = stripNumber(raw);
+  try {
+    prefixRule('prefix', normalized);
+  } catch (err) {
+    if (err instanceof ServiceError) return { reason: err.message };
+    throw err;
+  }
+  if (!/^[0-9]+$/.test(normalized))
+    return { reason: 'prefix: must be digits (after dropping spaces, "-", ".", "(", ")" and a leading "+")' };
+  return { prefix: normalized };
+}
+
+/** A non-negative integer in minor units, as the rates API takes them (nonNegativeInt); null when empty. */
+function integerCell(field: string, cell: string | undefined): number | null {
+  const raw = (cell ?? '').trim();
+  if (raw === '') return null;
+  if (!/^[0-9]+$/.test(raw)) {
+    throw new ServiceError(
+      'BAD_USER_INPUT',
+      /^[+-]?[0-9]*[.,][0-9]+$|^-/.test(raw) ? `${field}: must be a non-negative integer in minor units` : `${field}: must be an integer`,
+      { field },
+    );
+  }
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value)) throw new ServiceError('BAD_USER_INPUT', `${field}: must be an integer`, { field });
+  return value;
+}
+
+export type DeckLine = { ok: true; rate: DeckRate } | { ok: false; reason: string; prefix: string | null };
+
+/**
+ * One data row (column -> cell). A rejected row still names its prefix when that cell is valid, so a bad
+ * line never counts as the prefix missing from the deck (it changes nothing, not even a removal).
+ */
+export function deckLine(row: Readonly<Record<string, string | undefined>>): DeckLine {
+  const p = deckPrefix(row.prefix);
+  if ('reason' in p) return { ok: false, reason: `BAD_USER_INPUT: ${p.reason}`, prefix: null };
+  try {
+    const rate = integerCell('rate', row.rate);
+    if (rate === null) throw new ServiceError('BAD_USER_INPUT', 'rate: is required', { field: 'rate' });
+    const descriptionCell = (row.description ?? '').trim();
+    return {
+      ok: true,
+      rate: {
+        prefix: p.prefix,
+        rate,
+        connect_fee: integerCell('connect_fee', row.connect_fee) ?? 0,
+        // 1 is what a missing increment means to the fee formula (docs/DESIGN.md section 3), as createPricelistRate stores it.
+        rate_increment: integerCell('rate_increment', row.rate_increment) ?? 1,
+        interval_start: integerCell('interval_start', row.interval_start) ?? 0,
+        description: descriptionCell === '' ? null : text(TextLimits.DESCRIPTION)('description', descriptionCell),
+      },
+    };
+  } catch (err) {
+    if (err instanceof ServiceError) return { ok: false, reason: `${err.code}: ${err.message}`, prefix: p.prefix };
+    throw err;
+  }
+}
+
+/** One data record of a deck: its line number and either the parsed row or why it could not be read. */
+export interface DeckRecord {
+  /** 1-based line in the file (the header is line 1); for a multi-line record, its last line. */
+  line: number;
+  row?: Record<string, string | undefined>;
+  error?: string;
+  /** The prefix cell of a record with the wrong number of cells: the deck still names that prefix. */
+  prefixCell?: string;
+}
+
+/**
+ * The data records of a deck, streamed (csv-parse): one at a time, never the whole file. A record with
+ * the wrong number of cells or broken quoting is an error record, so one bad line never stops the deck;
+ * a bad header or an empty file throws DeckError before any record is produced.
+ */
+export async function* readDeck(input: Readable): AsyncGenerator<DeckRecord> {
+  let columns: string[] = [];
+  const skipped: DeckRecord[] = [];
+  const parser = parse({
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: true,
+    skip_records_with_error: true,
+    info: true,
+  });
+  let lastSkipped = -1;
+  parser.on('skip', (err: Error & { lines?: number }) => {
+    const line = err.lines ?? 0;
+    // One broken line can raise two errors (a bad quote, then the quote left open at the end): one rejection.
+    if (line === lastSkipped) return;
+    lastSkipped = line;
+    skipped.push({ line, error: `BAD_USER_INPUT: ${err.message}` });
+  });
+  input.on('error', (err) => parser.destroy(err));
+  input.pipe(parser);
+  let header = true;
+  for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+    // The parser may run ahead of this loop: report the skipped records in the order of their lines.
+    while (skipped.length > 0 && skipped[0].line < info.lines) yield skipped.shift()!;
+    if (header) {
+      columns = record.map((c) => c.trim().toLowerCase());
+      const problems = headerProblems(columns);
+      if (problems.length > 0) {
+        parser.destroy();
+        input.unpipe(parser);
+        throw new DeckError(`bad header: ${problems.join('; ')}`);
+      }
+      header = false;
+      continue;
+    }
+    if (record.length !== columns.length) {
+      const prefixCell = record[columns.indexOf('prefix')];
+      yield {
+        line: info.lines,
+        error: `BAD_USER_INPUT: expected ${columns.length} cells but got ${record.length}`,
+        ...(prefixCell !== undefined ? { prefixCell } : {}),
+      };
+      continue;
+    }
+    const row: Record<string, string | undefined> = {};
+    columns.forEach((c, i) => (row[c] = record[i]));
+    yield { line: info.lines, row };
+  }
+  while (skipped.length > 0) yield skipped.shift()!;
+  if (header) throw new DeckError('the deck is empty: it needs a header row (prefix,rate,...)');
+}
+
+const ISO_WITH_OFFSET = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?)([+-])(\d{2}):(\d{2})$/;
+
+/**
+ * The effective time: ISO 8601 `YYYY-MM-DDTHH:MM:SS[.sss]` followed by `Z`, an offset `+HH:MM`, or
+ * nothing (UTC, as every datetime of the API). Null when it is none of these.
+ */
+export function parseEffective(value: string): Date | null {
+  const plain = parseDateTime(value);
+  if (plain) return plain;
+  const m = ISO_WITH_OFFSET.exec(value);
+  if (!m) return null;
+  const base = parseDateTime(m[1]);
+  const hours = Number(m[3]);
+  const minutes = Number(m[4]);
+  if (!base || hours > 23 || minutes > 59) return null;
+  const offset = (hours * 60 + minutes) * 60_000 * (m[2] === '+' ? 1 : -1);
+  return new Date(base.getTime() - offset);
+}

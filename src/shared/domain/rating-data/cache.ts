@@ -1,0 +1,56 @@
+import type { AppContext } from '../context';
+import { AnnouncedVersion, announceChange } from '../../infra/announced-version';
+import { RatingIndex } from '../rating';
+
+/**
+ * Rating data (rates and carriers) lives in each process's memory as a prefix index, so rating a
+ * call costs no database round trip (docs/DESIGN.md section 2). Every write to carriers, pricelists or
+ * rates bumps a version in Redis and announces it (src/shared/infra/announced-version.ts); holders rebuild
+ * when the version moved.
+ */
+export function announceRatingDataChange(ctx: Pick<AppContext, 'redis' | 'config'>): Promise<void> {
+  return announceChange(ctx, 'rating-data');
+}
+
+export class RatingDataCache {
+  private current: { version: string; index: RatingIndex } | undefined;
+  private building: Promise<RatingIndex> | undefined;
+
+  private constructor(
+    private readonly ctx: AppContext,
+    private readonly version: AnnouncedVersion,
+  ) {}
+
+  /** `recheckMs`: re-read the version at most this often even without announcements (missed pub/sub). */
+  static async start(ctx: AppContext, recheckMs = 5000): Promise<RatingDataCache> {
+    return new RatingDataCache(ctx, await AnnouncedVersion.start(ctx, 'rating-data', recheckMs));
+  }
+
+  /** The current index; rebuilt first when the data changed. */
+  async index(): Promise<RatingIndex> {
+    const version = await this.version.current();
+    if (this.current?.version === version) return this.current.index;
+    this.building ??= this.rebuild(version).finally(() => (this.building = undefined));
+    return this.building;
+  }
+
+  /** Forces a version check on the next use (after this process itself wrote rating data). */
+  invalidate(): void {
+    this.version.invalidate();
+  }
+
+  private async rebuild(version: string): Promise<RatingIndex> {
+    const { rates, carriers } = this.ctx.mongo.collections;
+    const [rateDocs, carrierDocs] = await Promise.all([rates.find({}).toArray(), carriers.find({}).toArray()]);
+    // Whole documents: a rate's previous versions (rate decks, src/shared/domain/rate-decks) are rating
+    // candidates too, each valid in its own window, so calls before a deck's effective time keep their terms.
+    const index = RatingIndex.build(rateDocs, carrierDocs);
+    this.current = { version, index };
+    this.ctx.logger.debug({ version, rates: index.size }, 'rating index rebuilt');
+    return index;
+  }
+
+  async close(): Promise<void> {
+    await this.version.close();
+  }
+}

@@ -1,4 +1,0 @@
-import type { Collections } from '../mongo';
-
-/** The two collections every balance change touches: the account (cached balance) and its ledger. */
-export type LedgerStore = Pick<Collections, 'accounts' | 'ledger'>;
