@@ -3,7 +3,7 @@ import { openMongo, type MongoConnection, type MongoPoolOptions } from '../infra
 import type { OutcomeDoc } from './calls/decisions';
 import type { ImportBatchDoc } from './ledger/batches';
 import type { LedgerEntryDoc } from './ledger/model';
-import type { AccountDoc, CarrierDoc, PricelistDoc, PricelistRateDoc, RecordState, TransactionDoc } from './types';
+import type { AccountDoc, CarrierDoc, HolidayDoc, PricelistDoc, PricelistRateDoc, RecordState, TransactionDoc } from './types';
 
 /**
  * The domain's collections over a MongoDB connection (src/shared/infra/mongo.ts), their indexes and
@@ -19,6 +19,8 @@ export interface Collections {
   ledger: Collection<LedgerEntryDoc>;
   /** Who decided each agent operation's fate, the worker ('done') or the agent ('abandoned'): src/shared/domain/calls/decisions.ts. */
   outcomes: Collection<OutcomeDoc>;
+  /** The holiday calendar that rate timings read (docs/RATING.md). */
+  holidays: Collection<HolidayDoc>;
   /** Import batches and settlements: src/shared/domain/ledger/batches.ts, settlements.ts. */
   importBatches: Collection<ImportBatchDoc>;
 }
@@ -38,6 +40,7 @@ export function collectionsOf(db: Db): Collections {
     ledger: db.collection<LedgerEntryDoc>('ledger'),
     outcomes: db.collection<OutcomeDoc>('agent_outcomes'),
     importBatches: db.collection<ImportBatchDoc>('import_batches'),
+    holidays: db.collection<HolidayDoc>('holidays'),
   };
 }
 
@@ -68,7 +71,10 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.accounts.createIndex({ account_tag: 1, ledger_rev: 1 }, { unique: true }),
     collections.carriers.createIndex({ carrier_tag: 1 }, { unique: true }),
     collections.pricelists.createIndex({ pricelist_tag: 1 }, { unique: true }),
-    collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1 }, { unique: true }),
+    // A prefix holds one rate per timing (peak, off-peak: docs/RATING.md); rates without a timing have no
+    // timing_key, which the index reads as null, so they stay one per (pricelist, carrier, prefix).
+    collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1, timing_key: 1 }, { unique: true, name: 'rate_by_key' }),
+    collections.holidays.createIndex({ date: 1 }, { unique: true }),
     // A call is (caller, tag): a parent holds one record per child call, even when two children use one tag.
     collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true }),
     // A retried import batch reads every record it wrote (src/workers/imports/batch.ts).
@@ -121,6 +127,8 @@ async function dropRetiredIndexes(collections: Collections): Promise<void> {
     [collections.outcomes, 'account_tag_1_transaction_tag_1'],
     // The TTL index of earlier versions (a day): it could delete the decision of a call still running.
     [collections.outcomes, 'at_1'],
+    // One rate per (pricelist, carrier, prefix) before timings: now unique with timing_key (rate_by_key).
+    [collections.rates, 'pricelist_tag_1_carrier_tag_1_prefix_1'],
   ];
   for (const [collection, name] of retired) {
     const existing = await collection.indexes().catch(() => []);

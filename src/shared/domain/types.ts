@@ -23,6 +23,30 @@ export interface PricelistDoc {
   pricelist_tag: string;
   name: string | null;
   currency: PricelistCurrency;
+  /** The clock its rates' timings are read on: an IANA time zone name; absent or null: UTC (docs/RATING.md). */
+  time_zone?: string | null;
+}
+
+/**
+ * When a rate version applies, on its pricelist's clock (docs/RATING.md, "Rates by time of day";
+ * the rules are in src/shared/domain/rating/timing.ts).
+ */
+export interface RateTiming {
+  /** ISO weekdays, 1 Monday to 7 Sunday; null: every day. */
+  days: number[] | null;
+  /** Local time of day `HH:MM:SS`, start inclusive, end exclusive; both null: the whole day. */
+  start: string | null;
+  end: string | null;
+  /** 'only': on holiday dates only; 'exclude': never on them; null: whatever the day. */
+  holidays: 'only' | 'exclude' | null;
+}
+
+/** A holiday date of the calendar that rate timings read (collection `holidays`). */
+export interface HolidayDoc {
+  _id: string;
+  /** A local date `YYYY-MM-DD`, read on each pricelist's own clock. */
+  date: string;
+  name: string | null;
 }
 
 /** The rating terms of a rate; everything the fee formula needs. */
@@ -44,6 +68,8 @@ export interface RateVersion extends RateTerms {
   datetime_start: Date | null;
   datetime_end: Date | null;
   description: string | null;
+  /** When in the day or week it applies; absent or null: at all times (a rate as before timings). */
+  timing?: RateTiming | null;
 }
 
 /**
@@ -57,6 +83,12 @@ export interface PricelistRateDoc extends RateVersion {
   pricelist_tag: string;
   carrier_tag: string;
   prefix: string;
+  /**
+   * timingKey(timing) (src/shared/domain/rating/timing.ts): unique with pricelist, carrier and prefix, so
+   * one prefix may hold a peak and an off-peak rate. Absent on rates without a timing (the key is then
+   * null for the unique index, as for every rate written before timings).
+   */
+  timing_key?: string;
   /** Earlier versions; absent or empty on rates never replaced by a deck. */
   previous_versions?: RateVersion[];
 }
@@ -67,6 +99,42 @@ export interface RateSnapshot extends RateTerms {
   carrier_tag: string;
   prefix: string;
   description?: string | null;
+  /**
+   * Present only when the rate has timed versions: every price of this pricelist, carrier and prefix the
+   * call may meet, so it is rated per segment (src/shared/domain/rating/tariff.ts). The snapshot's own
+   * terms are the price in force at the call's start.
+   */
+  timed?: TimedPrices | null;
+}
+
+/** One price of a timed rate, as a call keeps it. */
+export interface TimedPrice extends RateTerms {
+  timing: RateTiming | null;
+  description: string | null;
+}
+
+/** The prices a call of a timed rate may meet, and the clock and calendar they are read on. */
+export interface TimedPrices {
+  time_zone: string;
+  prices: TimedPrice[];
+  /** Holiday dates (local `YYYY-MM-DD`) from the day before the call's start, when a price reads holidays. */
+  holidays: string[];
+}
+
+/** One stretch of a timed call at one price (docs/RATING.md, "A call across a boundary"). */
+export interface ChargedSegment {
+  prefix: string;
+  /** Second of the call where the stretch's first charged increment starts. */
+  from: number;
+  /** Seconds charged in the stretch (whole increments). */
+  seconds: number;
+  /** The stretch's share of the fee, the connect fee aside: the shares and the connect fee add up to the fee. */
+  fee: bigint;
+  rate: number;
+  rate_increment: number;
+  interval_start: number;
+  description: string | null;
+  timing: RateTiming | null;
 }
 
 /** One entry of `AccountDoc.running_transactions` (the spec's AccountTransaction). */
@@ -185,6 +253,8 @@ export interface TransactionDoc {
   failed: boolean;
   duration: number;
   fee: bigint;
+  /** Only for a timed rate: what each stretch of the call was charged (docs/RATING.md); absent otherwise. */
+  segments?: ChargedSegment[] | null;
   /**
    * Written by the engine: 'pending' until its charge (ledger `charge:<_id>`) is applied, then
    * 'charged'; 'rolling_back' while a rollback refunds it (ledger `refund:<_id>`). 'imported': written

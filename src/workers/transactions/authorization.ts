@@ -9,7 +9,7 @@ import {
   type Reason,
   Reasons,
 } from '../../shared/domain/calls';
-import { availableBalance, canAffordStart, MAX_UNITS_CAP, maxAvailableUnits } from '../../shared/domain/rating';
+import { availableBalance, canAffordStart, grantUnits, MAX_UNITS_CAP } from '../../shared/domain/rating';
 import { TransactionDeps } from './deps';
 import { removeEntry } from './entries';
 import { Party, resolveParties } from './parties';
@@ -49,7 +49,7 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
     }
     if (!party.inbound) rated.push({ party, rate, available: availableBalance(account.balance, running, now) });
   }
-  const grant = grantOnEveryRoute(rated, resolved.parties[0], deps.ctx.config.authorizationHeadroomSeconds);
+  const grant = grantOnEveryRoute(rated, resolved.parties[0], now, deps.ctx.config.authorizationHeadroomSeconds);
   if ('refusedBy' in grant) return refuse(Reasons.BALANCE_INSUFFICIENT, grant.refusedBy);
   carriers = grant.carriers;
   const units = grant.units;
@@ -72,12 +72,13 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
 function grantOnEveryRoute(
   rated: ReadonlyArray<{ party: Party; rate: PartyRate; available: bigint }>,
   caller: Party,
+  start: Date,
   headroomSeconds: number,
 ): { units: number; carriers: string[] } | { refusedBy: string } {
   const unitsOn = ({ party, available }: { party: Party; available: bigint }, rate: RateSnapshot | null) => {
     const { account } = party;
     if (account.type === 'PREPAID' && !canAffordStart(rate, available)) return 0;
-    return maxAvailableUnits(rate, available, account.type, MAX_UNITS_CAP, headroomSeconds);
+    return grantUnits(rate, start, available, account.type, MAX_UNITS_CAP, headroomSeconds);
   };
   let units = MAX_UNITS_CAP;
   const carriers: string[] = [];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RateSnapshot, TransactionDoc } from '../../shared/domain/types';
-import { callDurationSeconds, computeFee } from '../../shared/domain/rating';
+import { callDurationSeconds, callFee } from '../../shared/domain/rating';
 
 export interface CallFacts {
   /** The record's `_id`; a random one when absent. */
@@ -26,6 +26,7 @@ export interface CallFacts {
 /** The consolidated, self-contained record of a rated call (state 'pending' until charged). */
 export function ratedRecord(call: CallFacts): TransactionDoc {
   const duration = callDurationSeconds(call.timestamp_begin, call.timestamp_end);
+  const { fee, segments } = callFee(call.rate, call.timestamp_begin, duration);
   return {
     _id: call.id ?? randomUUID(),
     transaction_tag: call.transaction_tag,
@@ -45,7 +46,8 @@ export function ratedRecord(call: CallFacts): TransactionDoc {
     inbound: call.inbound,
     failed: false,
     duration,
-    fee: call.rate ? computeFee(call.rate, duration) : 0n,
+    fee,
+    ...(segments ? { segments } : {}),
     state: 'pending',
     call_parties: call.call_parties,
     ...(call.charged_by ? { charged_by: call.charged_by } : {}),

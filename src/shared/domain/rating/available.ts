@@ -1,6 +1,6 @@
 import type { RunningTransaction } from '../types';
 import { callDurationSeconds } from './duration';
-import { computeFee } from './fee';
+import { feeAt } from './tariff';
 
 /**
  * What a running entry will cost so far: an ended entry is rated to its end, one still in
@@ -11,7 +11,7 @@ export function runningCost(entry: RunningTransaction, now: Date): bigint {
   // timestamp_end rather than in_progress decides, so an entry whose end is known is never
   // rated past it even if its flag lags.
   const end = entry.timestamp_end ?? now;
-  return computeFee(entry.rate, callDurationSeconds(entry.timestamp_begin, end));
+  return feeAt(entry.rate, entry.timestamp_begin, callDurationSeconds(entry.timestamp_begin, end));
 }
 
 /** Balance minus what the account's running transactions already owe (docs/DESIGN.md section 3). */

@@ -25,7 +25,10 @@ export {
   nextBoundary,
   specificity,
   timingMatches,
+  timingKey,
+  normalizeTiming,
   timingProblem,
   type Holidays,
   type RateTiming,
 } from './timing';
+export { callFee, feeAt, grantUnits, timelineOf, type CallFee } from './tariff';

@@ -1,4 +1,4 @@
-import type { RateSnapshot, RateTerms, RateVersion } from '../types';
+import type { RateSnapshot, RateTerms, RateTiming, RateVersion } from '../types';
 
 /**
  * The owner of rate terms: every place that copies, compares, normalizes or snapshots a rate's terms
@@ -44,15 +44,19 @@ export function termsOf(from: RateTerms): RateTerms {
   return { connect_fee: from.connect_fee, rate: from.rate, rate_increment: from.rate_increment, interval_start: from.interval_start };
 }
 
-/** A copy of a rate version (terms, description, window; absent bounds and description as null): later changes to `from` never leak. */
+/**
+ * A copy of a rate version (terms, description, window, timing; absent bounds and description as null, an
+ * absent timing left out, so a rate without one is stored as before timings): later changes to `from` never leak.
+ */
 export function versionOf(
-  from: RateTerms & { datetime_start?: Date | null; datetime_end?: Date | null; description?: string | null },
+  from: RateTerms & { datetime_start?: Date | null; datetime_end?: Date | null; description?: string | null; timing?: RateTiming | null },
 ): RateVersion {
   return {
     datetime_start: from.datetime_start ? new Date(from.datetime_start.getTime()) : null,
     datetime_end: from.datetime_end ? new Date(from.datetime_end.getTime()) : null,
     ...termsOf(from),
     description: from.description ?? null,
+    ...(from.timing ? { timing: { ...from.timing, days: from.timing.days ? [...from.timing.days] : null } } : {}),
   };
 }
 
@@ -69,5 +73,6 @@ export function snapshotOf(rate: RateSnapshot): RateSnapshot {
     prefix: rate.prefix,
     description: rate.description ?? null,
     ...termsOf(rate),
+    ...(rate.timed ? { timed: structuredClone(rate.timed) } : {}),
   };
 }

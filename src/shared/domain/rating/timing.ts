@@ -11,12 +11,9 @@
  * - Specificity, when several versions of one rate match an instant: holiday (4) over weekday (3) over a
  *   window on every day (2) over no timing (1).
  */
-export interface RateTiming {
-  days: number[] | null;
-  start: string | null;
-  end: string | null;
-  holidays: 'only' | 'exclude' | null;
-}
+import type { RateTiming } from '../types';
+
+export type { RateTiming };
 
 /** A holiday calendar: local dates `YYYY-MM-DD`. */
 export type Holidays = ReadonlySet<string>;
@@ -196,4 +193,27 @@ export function nextBoundary(after: number, timeZone: string, edges: readonly nu
     return hi;
   }
   return best;
+}
+
+/** A timing in one spelling: days sorted; a timing that says nothing (every day, all day, any day) is null. */
+export function normalizeTiming(timing: RateTiming | null | undefined): RateTiming | null {
+  if (!timing) return null;
+  const days = timing.days === null ? null : [...timing.days].sort((a, b) => a - b);
+  const normalized: RateTiming = {
+    days: days && days.length === 7 ? null : days,
+    start: timing.start,
+    end: timing.end,
+    holidays: timing.holidays,
+  };
+  return normalized.days === null && normalized.start === null && normalized.holidays === null ? null : normalized;
+}
+
+/**
+ * The key that tells a rate's timed versions apart (unique with pricelist, carrier and prefix): the same
+ * for two spellings of one timing; null for no timing.
+ */
+export function timingKey(timing: RateTiming | null | undefined): string | null {
+  const t = normalizeTiming(timing);
+  if (!t) return null;
+  return `days=${t.days ? t.days.join('') : '*'};time=${t.start ?? '*'}-${t.end ?? '*'};holidays=${t.holidays ?? '*'}`;
 }

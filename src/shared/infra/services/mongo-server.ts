@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { freePort, sleep, which, withParentDeathSignal } from './process-tools';
 import { RunningServer, stopChild } from './redis-server';
 
-const repoRoot = path.resolve(__dirname, '..', '..', '..');
+const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 export const launcherDir = path.join(repoRoot, 'tools', 'mongo-server');
 export const launcherJar = path.join(launcherDir, 'target', 'mongo-server.jar');
 
