@@ -5,6 +5,7 @@ import { accountsModule } from './accounts';
 import { carriersModule } from './carriers';
 import { commonModule } from './common/schema';
 import { dashboardModule } from './dashboard';
+import { holidaysModule } from './holidays';
 import { importsModule } from './imports';
 import { pricelistsModule } from './pricelists';
 import { ratesModule } from './rates';
@@ -37,6 +38,7 @@ export const apiModules: SchemaModule[] = [
   carriersModule,
   pricelistsModule,
   ratesModule,
+  holidaysModule,
   accountsModule,
   transactionsModule,
   routingModule,

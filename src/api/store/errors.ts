@@ -22,8 +22,9 @@ export function duplicateKeyFields(err: unknown): string[] {
   }
   // Engine fields in unique indexes are not the client's: `rev`/`ledger_rev` (the accounts' write
   // counters, indexed with account_tag for fast conditional updates: a clash is a clash on
-  // account_tag) and a record's `origin_account_tag` (the API's records are their account's own).
-  const internal = new Set(['rev', 'ledger_rev', 'origin_account_tag']);
+  // account_tag), a record's `origin_account_tag` (the API's records are their account's own) and a
+  // rate's `timing_key` (the clash is on the rate's pricelist, carrier and prefix, for the same timing).
+  const internal = new Set(['rev', 'ledger_rev', 'origin_account_tag', 'timing_key']);
   return fields.filter((f) => !internal.has(f)).map((f) => (f === '_id' ? 'id' : f));
 }
 

@@ -3,6 +3,7 @@ import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
 import { AccountStore } from './accounts';
 import { carrierStore, type CarrierStore } from './carriers';
 import { DashboardStore } from './dashboard';
+import { holidayStore, type HolidayStore } from './holidays';
 import { pricelistStore, type PricelistStore } from './pricelists';
 import { RateStore } from './rates';
 import { ChangeAnnouncer } from './change-announcer';
@@ -14,6 +15,8 @@ export interface ApiStores {
   carriers: CarrierStore;
   pricelists: PricelistStore;
   rates: RateStore;
+  /** The holiday calendar rate timings read. */
+  holidays: HolidayStore;
   accounts: AccountStore;
   transactions: TransactionStore;
   /** The console's home page figures, cached per process (one store per API instance). */
@@ -29,6 +32,7 @@ export function createApiStores(ctx: AppContext, ratingDataCache: RatingDataCach
     carriers: carrierStore(collections, references, ratingData, reads),
     pricelists: pricelistStore(collections, references, ratingData, reads),
     rates: new RateStore(collections, ratingData, reads),
+    holidays: holidayStore(collections, ratingData, reads),
     accounts: new AccountStore(collections, references, ctx.config, reads, ctx.mongo.db, new ChangeAnnouncer(ctx, 'account-settings')),
     transactions: new TransactionStore(collections, references, reads),
     dashboard: new DashboardStore(collections, ctx.queues, ctx.config, reads),

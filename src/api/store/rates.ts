@@ -1,6 +1,7 @@
 import type { Collection, Filter } from 'mongodb';
 import { badInput } from '../../shared/infra/errors';
-import type { PricelistRateDoc } from '../../shared/domain/types';
+import type { PricelistRateDoc, RateTiming } from '../../shared/domain/types';
+import { timingKey } from '../../shared/domain/rating';
 import type { Collections } from '../../shared/domain/store';
 import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
@@ -58,6 +59,12 @@ export function checkAfterPreviousVersions(rate: Pick<PricelistRateDoc, 'datetim
 
 type Side = 'pricelist' | 'carrier';
 
+/** The stored fields of a timing: the timing and its key, or nothing for none. */
+function timingFields(timing: RateTiming | null | undefined): Pick<PricelistRateDoc, 'timing' | 'timing_key'> {
+  if (!timing) return {};
+  return { timing, timing_key: timingKey(timing)! };
+}
+
 /** What rates need of a pricelist or carrier: its id and its tag. */
 type TaggedTarget = { _id: string } & Record<string, unknown>;
 
@@ -101,7 +108,8 @@ export class RateStore {
     if ('id' in key) return { _id: key.id };
     const [pricelistTag, carrierTag] = await Promise.all([this.tagOf('pricelist', key.pricelist), this.tagOf('carrier', key.carrier)]);
     if (pricelistTag === null || carrierTag === null) return null;
-    return { pricelist_tag: pricelistTag, carrier_tag: carrierTag, prefix: key.prefix };
+    // The key names the rate without a timing (timing_key absent); a timed rate is named by id.
+    return { pricelist_tag: pricelistTag, carrier_tag: carrierTag, prefix: key.prefix, timing_key: { $exists: false } };
   }
 
   /** Filter members `pricelist_id` / `carrier_id` become conditions on the tags they name. */
@@ -141,7 +149,9 @@ export class RateStore {
     const { pricelist, carrier, ...fields } = draft;
     checkValidityWindow(fields);
     const [pricelistTag, carrierTag] = await Promise.all([this.requireTag('pricelist', pricelist), this.requireTag('carrier', carrier)]);
-    const doc: PricelistRateDoc = { ...fields, pricelist_tag: pricelistTag, carrier_tag: carrierTag };
+    const { timing, ...terms } = fields;
+    // A rate without a timing is stored as before timings (neither field), so its key stays null.
+    const doc: PricelistRateDoc = { ...terms, ...timingFields(timing), pricelist_tag: pricelistTag, carrier_tag: carrierTag };
     await insertNew(this.collections.rates, doc, 'pricelist rate');
     await this.ratingData.announce();
     return doc;
@@ -150,13 +160,15 @@ export class RateStore {
   async update(key: RateKey, patch: RatePatch): Promise<PricelistRateDoc> {
     const current = await this.find(key);
     if (!current) throw notFound('pricelist rate');
-    const { pricelist, carrier, ...fields } = patch;
+    const { pricelist, carrier, timing, ...fields } = patch;
     const changes: Partial<PricelistRateDoc> = { ...fields };
+    const clearTiming = timing === null && current.timing_key !== undefined;
+    if (timing) Object.assign(changes, timingFields(timing));
     if (pricelist) changes.pricelist_tag = await this.requireTag('pricelist', pricelist);
     if (carrier) changes.carrier_tag = await this.requireTag('carrier', carrier);
     checkValidityWindow({ ...current, ...changes });
     if ('datetime_start' in changes) checkAfterPreviousVersions({ ...current, ...changes });
-    if (Object.keys(changes).length === 0) return current;
+    if (Object.keys(changes).length === 0 && !clearTiming) return current;
     let updated: PricelistRateDoc | null;
     try {
       // The earlier versions are the ones checked against (a deck may add some meanwhile): see src/shared/domain/rate-decks.
@@ -164,7 +176,11 @@ export class RateStore {
         'datetime_start' in changes
           ? { _id: current._id, [`previous_versions.${current.previous_versions?.length ?? 0}`]: { $exists: false } }
           : { _id: current._id };
-      updated = await this.collections.rates.findOneAndUpdate(filter, { $set: changes }, { returnDocument: 'after' });
+      const update = {
+        ...(Object.keys(changes).length > 0 ? { $set: changes } : {}),
+        ...(clearTiming ? { $unset: { timing: '' as const, timing_key: '' as const } } : {}),
+      };
+      updated = await this.collections.rates.findOneAndUpdate(filter, update, { returnDocument: 'after' });
     } catch (err) {
       rethrowDuplicate(err, 'pricelist rate');
     }

@@ -73,7 +73,7 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     collections.pricelists.createIndex({ pricelist_tag: 1 }, { unique: true }),
     // A prefix holds one rate per timing (peak, off-peak: docs/RATING.md); rates without a timing have no
     // timing_key, which the index reads as null, so they stay one per (pricelist, carrier, prefix).
-    collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1, timing_key: 1 }, { unique: true, name: 'rate_by_key' }),
+    collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1, timing_key: 1 }, { unique: true }),
     collections.holidays.createIndex({ date: 1 }, { unique: true }),
     // A call is (caller, tag): a parent holds one record per child call, even when two children use one tag.
     collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true }),
@@ -127,7 +127,7 @@ async function dropRetiredIndexes(collections: Collections): Promise<void> {
     [collections.outcomes, 'account_tag_1_transaction_tag_1'],
     // The TTL index of earlier versions (a day): it could delete the decision of a call still running.
     [collections.outcomes, 'at_1'],
-    // One rate per (pricelist, carrier, prefix) before timings: now unique with timing_key (rate_by_key).
+    // One rate per (pricelist, carrier, prefix) before timings: now unique with timing_key.
     [collections.rates, 'pricelist_tag_1_carrier_tag_1_prefix_1'],
   ];
   for (const [collection, name] of retired) {

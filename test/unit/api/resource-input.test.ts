@@ -52,6 +52,8 @@ describe('rate arguments', () => {
       rate_increment: 1,
       interval_start: 0,
       description: null,
+      // No timing: the store writes neither timing nor timing_key (a rate as before timings).
+      timing: null,
     });
     expect(refusedField(() => readRateCreate({ carrier_tag: 'c', prefix: '44', rate: 1 }))).toBe('pricelist_tag');
     expect(refusedField(() => readRateCreate({ pricelist_tag: 'p', carrier_tag: 'c', prefix: '44', rate: 1, pricelist_id: 'x' }))).toBe(

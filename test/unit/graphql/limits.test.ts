@@ -151,6 +151,7 @@ describe('cost', () => {
       'Dashboard.queues',
       'Dashboard.revenue_per_hour',
       'PricelistRate.previous_versions',
+      'Transaction.segments',
     ]);
   });
 

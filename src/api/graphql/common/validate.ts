@@ -1,5 +1,7 @@
 import { badInput } from '../../../shared/infra/errors';
 import type { Parse } from '../../../shared/domain/validation/text';
+import { isTimeZone, normalizeTiming, timingProblem } from '../../../shared/domain/rating';
+import type { RateTiming } from '../../../shared/domain/types';
 
 /**
  * Field validators of the management API. Each takes the field name (for the error) and the value
@@ -75,4 +77,36 @@ export const uuid: Parse<string> = (field, value) => {
   if (typeof value !== 'string') throw badInput(field, 'must be a string');
   if (!UUID.test(value)) throw badInput(field, 'must be a UUID like 9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b0c');
   return value;
+};
+
+/** An IANA time zone name the runtime knows (`Europe/Berlin`), the clock of a pricelist's rate timings. */
+export const timeZone: Parse<string> = (field, value) => {
+  if (typeof value !== 'string' || value.length > 64 || !isTimeZone(value)) {
+    throw badInput(field, 'must be an IANA time zone name, e.g. Europe/Berlin or UTC');
+  }
+  return value;
+};
+
+/** A calendar date `YYYY-MM-DD` that exists. */
+export const localDate: Parse<string> = (field, value) => {
+  const ok =
+    typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+  if (!ok) throw badInput(field, 'must be a date YYYY-MM-DD');
+  return value as string;
+};
+
+/** A rate timing (docs/RATING.md): checked, days sorted; one that says nothing (every day, all day) is refused. */
+export const rateTiming: Parse<RateTiming> = (field, value) => {
+  const v = value as Partial<Record<keyof RateTiming, unknown>>;
+  const timing: RateTiming = {
+    days: (v.days as number[] | null | undefined) ?? null,
+    start: (v.start as string | null | undefined) ?? null,
+    end: (v.end as string | null | undefined) ?? null,
+    holidays: (v.holidays as RateTiming['holidays'] | undefined) ?? null,
+  };
+  const problem = timingProblem(timing);
+  if (problem) throw badInput(`${field}.${problem.split(':')[0]}`, problem.slice(problem.indexOf(':') + 1).trim());
+  const normalized = normalizeTiming(timing);
+  if (!normalized) throw badInput(field, 'says nothing (every day, all day): give null for a rate without a timing');
+  return normalized;
 };

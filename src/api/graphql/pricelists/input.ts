@@ -4,15 +4,17 @@ import type { TaggedKey } from '../../store/tagged-store';
 import { newId, readTaggedKey, readTaggedUpdate } from '../common/identify';
 import { isGiven, readCreate, type Args, type FieldRules } from '../common/input';
 import { sortableFields } from '../common/listing';
-import { oneOf, tag, text } from '../common/validate';
+import { oneOf, tag, text, timeZone } from '../common/validate';
 
 export const pricelistRules: FieldRules<PricelistDoc> = {
   pricelist_tag: { parse: tag, required: true },
   name: { parse: text(), nullable: true },
   currency: { parse: oneOf(['USD', 'EUR'] as const), required: true },
+  // Absent on pricelists made before timings, null when created without one: both read as UTC.
+  time_zone: { parse: timeZone, nullable: true },
 };
 
-export const pricelistSortable = sortableFields(['pricelist_tag', 'name', 'currency']);
+export const pricelistSortable = sortableFields(['pricelist_tag', 'name', 'currency', 'time_zone']);
 
 /**
  * The spec's parameter tables call the tag `tag`, its samples `pricelist_tag`: both are accepted,

@@ -1,6 +1,6 @@
 import { listArgs } from '../common/schema';
 
-const writableArgs = 'id: ID, pricelist_tag: String, tag: String, name: String, currency: PricelistCurrency';
+const writableArgs = 'id: ID, pricelist_tag: String, tag: String, name: String, currency: PricelistCurrency, time_zone: String';
 
 export const pricelistTypeDefs = /* GraphQL */ `
   enum PricelistCurrency {
@@ -14,6 +14,8 @@ export const pricelistTypeDefs = /* GraphQL */ `
     pricelist_tag: String!
     name: String
     currency: PricelistCurrency!
+    "The clock its rates' timings are read on: an IANA time zone name (Europe/Berlin); null: UTC"
+    time_zone: String
   }
 
   input PricelistFilter {

@@ -4,9 +4,9 @@ import type { RateDraft, RateKey, RatePatch, TagRef } from '../../store/rates';
 import { lookupString, newId } from '../common/identify';
 import { optionalArg, readCreate, readPatch, type Args, type FieldRules } from '../common/input';
 import { sortableFields } from '../common/listing';
-import { dateTime, nonNegativeInt, prefix, tag, text, TextLimits, uuid } from '../common/validate';
+import { dateTime, nonNegativeInt, prefix, rateTiming, tag, text, TextLimits, uuid } from '../common/validate';
 
-type RateFields = Omit<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag' | 'previous_versions'>;
+type RateFields = Omit<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag' | 'previous_versions' | 'timing_key'>;
 
 export const rateRules: FieldRules<RateFields> = {
   prefix: { parse: prefix, required: true },
@@ -18,6 +18,7 @@ export const rateRules: FieldRules<RateFields> = {
   rate_increment: { parse: nonNegativeInt, fallback: () => 1 },
   interval_start: { parse: nonNegativeInt, fallback: () => 0 },
   description: { parse: text(TextLimits.DESCRIPTION), nullable: true },
+  timing: { parse: rateTiming, nullable: true },
 };
 
 export const rateSortable = sortableFields([

@@ -55,6 +55,27 @@ export const transactionTypeDefs = /* GraphQL */ `
     duration: Int!
     "Minor currency units"
     fee: BigInt!
+    "Only for a timed rate (docs/RATING.md): what each stretch of the call was charged; null otherwise"
+    segments: [ChargedSegment!] @embedded
+  }
+
+  """
+  One stretch of a call rated with a timed rate, at one price. The record's fee is the connect fee of the
+  price at the call's start plus the segments' fees.
+  """
+  type ChargedSegment {
+    prefix: String!
+    "Second of the call where the stretch's first charged increment starts"
+    from: Int!
+    "Seconds charged in the stretch (whole increments)"
+    seconds: Int!
+    "The stretch's share of the fee, minor units"
+    fee: BigInt!
+    rate: Int!
+    rate_increment: Int!
+    interval_start: Int!
+    description: String
+    timing: RateTiming
   }
 
   input TransactionFilter {

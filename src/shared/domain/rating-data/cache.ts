@@ -40,11 +40,19 @@ export class RatingDataCache {
   }
 
   private async rebuild(version: string): Promise<RatingIndex> {
-    const { rates, carriers } = this.ctx.mongo.collections;
-    const [rateDocs, carrierDocs] = await Promise.all([rates.find({}).toArray(), carriers.find({}).toArray()]);
+    const { rates, carriers, pricelists, holidays } = this.ctx.mongo.collections;
+    const [rateDocs, carrierDocs, zones, holidayDocs] = await Promise.all([
+      rates.find({}).toArray(),
+      carriers.find({}).toArray(),
+      pricelists.find({ time_zone: { $type: 'string' } }, { projection: { pricelist_tag: 1, time_zone: 1 } }).toArray(),
+      holidays.find({}, { projection: { date: 1 } }).toArray(),
+    ]);
     // Whole documents: a rate's previous versions (rate decks, src/shared/domain/rate-decks) are rating
     // candidates too, each valid in its own window, so calls before a deck's effective time keep their terms.
-    const index = RatingIndex.build(rateDocs, carrierDocs);
+    const index = RatingIndex.build(rateDocs, carrierDocs, {
+      timeZones: new Map(zones.map((z) => [z.pricelist_tag, z.time_zone as string])),
+      holidays: holidayDocs.map((h) => h.date),
+    });
     this.current = { version, index };
     this.ctx.logger.debug({ version, rates: index.size }, 'rating index rebuilt');
     return index;

@@ -1,4 +1,4 @@
-import type { CarrierDoc, PricelistRateDoc } from '../types';
+import type { CarrierDoc, PricelistRateDoc, TimedPrices } from '../types';
 import { ratingNumber, stripNumber } from '../numbers/uri';
 import {
   carrierAddress,
@@ -13,18 +13,36 @@ import {
   type RouteRate,
 } from './routing';
 import { versionOf } from './terms';
+import { specificity, timingMatches, type Holidays } from './timing';
 
 interface IndexedRate {
   doc: PricelistRateDoc;
   carrier: CarrierDoc;
   /** Position in the input, the last tie-breaker between otherwise equal rates. */
   seq: number;
+  /** How specific its timing is (timing.ts): among one carrier's matching rates at a prefix, the highest applies. */
+  rank: number;
 }
 
 interface PricelistIndex {
   byPrefix: Map<string, IndexedRate[]>;
   maxPrefixLength: number;
+  /** The clock its timings are read on (the pricelist's time_zone, UTC by default). */
+  timeZone: string;
+  /** Whether any of its rates has a timing: rating a pricelist without one never reads a clock. */
+  timed: boolean;
 }
+
+/** What timed rates read besides the rates: each pricelist's time zone and the holiday calendar. */
+export interface TimingData {
+  /** pricelist_tag to IANA time zone; absent: UTC. */
+  timeZones?: ReadonlyMap<string, string>;
+  /** Holiday dates `YYYY-MM-DD`, local to each pricelist. */
+  holidays?: readonly string[];
+}
+
+/** Holiday dates a call keeps with its timed prices: from the day before its start, at most this many. */
+const HOLIDAYS_KEPT = 400;
 
 export interface PrefixMatchRate {
   rate: RouteRate;
@@ -56,8 +74,23 @@ function versionsOf(doc: PricelistRateDoc): PricelistRateDoc[] {
   ];
 }
 
+/**
+ * Per pricelist and carrier, the matching rate with the most specific timing (holiday over weekday over a
+ * daily window over none; docs/RATING.md): peak and base both match at 18:30, and peak applies. Keeps
+ * the input order otherwise.
+ */
+function mostSpecific<T extends IndexedRate & { pricelistRank: number }>(found: T[]): T[] {
+  const best = new Map<string, T>();
+  for (const r of found) {
+    const key = `${r.pricelistRank}/${r.carrier.carrier_tag}`;
+    const kept = best.get(key);
+    if (!kept || r.rank > kept.rank) best.set(key, r);
+  }
+  return found.filter((r) => best.get(`${r.pricelistRank}/${r.carrier.carrier_tag}`) === r);
+}
+
 /** A pricelist the query names but the index does not hold (no rates, or none with an active carrier). */
-const EMPTY_PRICELIST: PricelistIndex = { byPrefix: new Map(), maxPrefixLength: 0 };
+const EMPTY_PRICELIST: PricelistIndex = { byPrefix: new Map(), maxPrefixLength: 0, timeZone: 'UTC', timed: false };
 
 /**
  * In-memory prefix index over rates and carriers, built once per change of rating data.
@@ -69,7 +102,13 @@ export class RatingIndex {
     private readonly carriers: ReadonlyMap<string, CarrierDoc>,
     /** Rate documents kept (those whose carrier exists and is active), each counted once whatever its versions. */
     readonly size: number,
-  ) {}
+    /** The holiday calendar, sorted. */
+    private readonly holidayList: readonly string[],
+  ) {
+    this.holidays = new Set(holidayList);
+  }
+
+  private readonly holidays: Holidays;
 
   static empty(): RatingIndex {
     return RatingIndex.build([], []);
@@ -79,7 +118,7 @@ export class RatingIndex {
    * Rates whose carrier is missing or inactive are left out here: the index is rebuilt whenever
    * carriers change, so they can never become routable without a rebuild.
    */
-  static build(rates: readonly PricelistRateDoc[], carriers: readonly CarrierDoc[]): RatingIndex {
+  static build(rates: readonly PricelistRateDoc[], carriers: readonly CarrierDoc[], timing: TimingData = {}): RatingIndex {
     const carrierMap = new Map<string, CarrierDoc>();
     for (const c of carriers) carrierMap.set(c.carrier_tag, { ...c });
 
@@ -90,7 +129,7 @@ export class RatingIndex {
       if (!carrier || !carrier.active) return;
       let pl = pricelists.get(doc.pricelist_tag);
       if (!pl) {
-        pl = { byPrefix: new Map(), maxPrefixLength: 0 };
+        pl = { byPrefix: new Map(), maxPrefixLength: 0, timeZone: timing.timeZones?.get(doc.pricelist_tag) ?? 'UTC', timed: false };
         pricelists.set(doc.pricelist_tag, pl);
       }
       // Keyed like the destinations it matches (ratingNumber): a prefix entered as "+44 20" matches 4420...
@@ -102,11 +141,12 @@ export class RatingIndex {
       }
       // Every version of the rate is a candidate of its own, valid in its own window: a call that
       // started before a rate deck's effective time is rated and routed with the terms of its time.
-      for (const version of versionsOf(doc)) list.push({ doc: version, carrier, seq });
+      for (const version of versionsOf(doc)) list.push({ doc: version, carrier, seq, rank: specificity(version.timing) });
+      if (doc.timing) pl.timed = true;
       pl.maxPrefixLength = Math.max(pl.maxPrefixLength, key.length);
       size += 1;
     });
-    return new RatingIndex(pricelists, carrierMap, size);
+    return new RatingIndex(pricelists, carrierMap, size, [...new Set(timing.holidays ?? [])].sort());
   }
 
   /** The carrier document by tag, active or not. */
@@ -138,18 +178,22 @@ export class RatingIndex {
       const prefix = number.slice(0, len);
       let found: Array<IndexedRate & { pricelistRank: number }> | null = null;
       for (let pricelistRank = 0; pricelistRank < lists.length; pricelistRank += 1) {
-        const atPrefix = lists[pricelistRank].byPrefix.get(prefix);
+        const pl = lists[pricelistRank];
+        const atPrefix = pl.byPrefix.get(prefix);
         if (!atPrefix) continue;
         for (const r of atPrefix) {
-          if (isRateValidAt(r.doc, at)) (found ??= []).push({ ...r, pricelistRank });
+          if (!isRateValidAt(r.doc, at)) continue;
+          if (r.doc.timing && !timingMatches(r.doc.timing, at.getTime(), pl.timeZone, this.holidays)) continue;
+          (found ??= []).push({ ...r, pricelistRank });
         }
       }
       if (found) {
         found.sort((a, b) => a.pricelistRank - b.pricelistRank || a.seq - b.seq);
+        const applying = lists.some((pl) => pl.timed) ? mostSpecific(found) : found;
         return {
           prefix,
-          rates: found.map((r) => ({
-            rate: toRouteRate(r.doc),
+          rates: applying.map((r) => ({
+            rate: this.routeRate(r, lists[r.pricelistRank], prefix, at),
             carrier: { ...r.carrier },
             pricelistRank: r.pricelistRank,
           })),
@@ -157,6 +201,39 @@ export class RatingIndex {
       }
     }
     return null;
+  }
+
+  /**
+   * The route rate of a matching rate; with `timed` when its pricelist, carrier and prefix hold timed
+   * rates: every price valid (by window) at the call's start, so the call is rated per segment on them.
+   */
+  private routeRate(r: IndexedRate, pl: PricelistIndex, prefix: string, at: Date): RouteRate {
+    const rate = toRouteRate(r.doc);
+    if (!pl.timed) return rate;
+    const siblings = (pl.byPrefix.get(prefix) ?? []).filter(
+      (s) => s.carrier.carrier_tag === r.carrier.carrier_tag && isRateValidAt(s.doc, at),
+    );
+    if (!siblings.some((s) => s.doc.timing)) return rate;
+    const readsHolidays = siblings.some((s) => s.doc.timing?.holidays);
+    const timed: TimedPrices = {
+      time_zone: pl.timeZone,
+      prices: siblings.map((s) => ({
+        connect_fee: s.doc.connect_fee,
+        rate: s.doc.rate,
+        rate_increment: s.doc.rate_increment,
+        interval_start: s.doc.interval_start,
+        timing: versionOf(s.doc).timing ?? null,
+        description: s.doc.description ?? null,
+      })),
+      holidays: readsHolidays ? this.holidaysFrom(at) : [],
+    };
+    return { ...rate, timed };
+  }
+
+  /** Holiday dates from the day before `at` (UTC date; a zone is at most a day off), at most HOLIDAYS_KEPT. */
+  private holidaysFrom(at: Date): string[] {
+    const from = new Date(at.getTime() - 86_400_000).toISOString().slice(0, 10);
+    return this.holidayList.filter((d) => d >= from).slice(0, HOLIDAYS_KEPT);
   }
 
   /**

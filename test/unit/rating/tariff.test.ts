@@ -1,0 +1,111 @@
+import fc from 'fast-check';
+import { callFee, computeFee, feeAt, grantUnits, RatingIndex, snapshotOf } from '../../../src/shared/domain/rating';
+import type { CarrierDoc, PricelistRateDoc, RateSnapshot, RateTiming } from '../../../src/shared/domain/types';
+
+/** Issue 34: rating a snapshot with timed prices (tariff.ts) and choosing timed rates in the index. */
+const carrier: CarrierDoc = { _id: 'c1', carrier_tag: 'c1', host: 'h', port: 5060, protocol: 'UDP', active: true };
+const rate = (overrides: Partial<PricelistRateDoc>): PricelistRateDoc => ({
+  _id: `r${Math.random()}`,
+  pricelist_tag: 'pl',
+  carrier_tag: 'c1',
+  prefix: '39',
+  datetime_start: null,
+  datetime_end: null,
+  connect_fee: 0,
+  rate: 60,
+  rate_increment: 1,
+  interval_start: 0,
+  description: 'base',
+  ...overrides,
+});
+const peak: RateTiming = { days: [1, 2, 3, 4, 5], start: '18:00:00', end: '22:00:00', holidays: null };
+const holiday: RateTiming = { days: null, start: null, end: null, holidays: 'only' };
+const MONDAY_1759 = new Date('2026-01-05T17:59:00Z');
+
+function index(timeZones?: Map<string, string>, holidays?: string[]) {
+  return RatingIndex.build(
+    [
+      rate({ description: 'base' }),
+      rate({ rate: 600, description: 'peak', timing: peak, timing_key: 'peak' }),
+      rate({ rate: 6, description: 'holiday', timing: holiday, timing_key: 'holiday' }),
+    ],
+    [carrier],
+    { timeZones, holidays },
+  );
+}
+
+const snapshotAt = (idx: RatingIndex, at: Date): RateSnapshot =>
+  snapshotOf(idx.bestRate({ pricelistTags: ['pl'], destination: '391234', at })!.rate);
+
+describe('timed rates in the rating index', () => {
+  it('the most specific matching rate applies: base at 17:59, peak at 18:30 on a weekday, base at 18:30 on Saturday', () => {
+    const idx = index();
+    expect(snapshotAt(idx, MONDAY_1759).description).toBe('base');
+    expect(snapshotAt(idx, new Date('2026-01-05T18:30:00Z')).description).toBe('peak');
+    expect(snapshotAt(idx, new Date('2026-01-10T18:30:00Z')).description).toBe('base');
+  });
+
+  it('a holiday rate wins over the weekday peak on a holiday date, read on the pricelist clock', () => {
+    const idx = index(undefined, ['2026-01-05']);
+    expect(snapshotAt(idx, new Date('2026-01-05T18:30:00Z')).description).toBe('holiday');
+    // In Asia/Tokyo (UTC+9), 2026-01-05 18:30 UTC is already 2026-01-06 03:30: no holiday, no peak.
+    const tokyo = index(new Map([['pl', 'Asia/Tokyo']]), ['2026-01-05']);
+    expect(snapshotAt(tokyo, new Date('2026-01-05T18:30:00Z')).description).toBe('base');
+  });
+
+  it('a snapshot keeps every price of its prefix and carrier, so the call is rated per segment', () => {
+    const snap = snapshotAt(index(), MONDAY_1759);
+    expect(snap.timed!.prices.map((p) => p.description).sort()).toEqual(['base', 'holiday', 'peak']);
+    expect(callFee(snap, MONDAY_1759, 120)).toMatchObject({ fee: 660n });
+  });
+
+  it('an index without timed rates gives snapshots without `timed`, rated exactly as before', () => {
+    const idx = RatingIndex.build([rate({})], [carrier]);
+    const snap = snapshotAt(idx, MONDAY_1759);
+    expect(snap.timed).toBeUndefined();
+    expect(callFee(snap, MONDAY_1759, 120)).toEqual({ fee: 120n, segments: null });
+  });
+});
+
+describe('tariff: fee and grant of a snapshot', () => {
+  const snap = snapshotAt(index(), MONDAY_1759);
+
+  it('property: the fee never decreases with the duration, and feeAt agrees with callFee', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 4 * 3600 }), fc.integer({ min: 0, max: 600 }), (seconds, more) => {
+        const a = callFee(snap, MONDAY_1759, seconds).fee;
+        expect(callFee(snap, MONDAY_1759, seconds + more).fee).toBeGreaterThanOrEqual(a);
+        expect(feeAt(snap, MONDAY_1759, seconds)).toBe(a);
+      }),
+    );
+  });
+
+  it('property: the grant is the largest duration whose fee, with the headroom, fits the balance', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 50_000n }), fc.integer({ min: 0, max: 3 }), (available, headroom) => {
+        const units = grantUnits(snap, MONDAY_1759, available, 'PREPAID', 14_400, headroom);
+        if (units > 0) expect(callFee(snap, MONDAY_1759, units + headroom).fee).toBeLessThanOrEqual(available);
+        if (units < 14_400) expect(callFee(snap, MONDAY_1759, units + 1 + headroom).fee).toBeGreaterThan(available);
+      }),
+    );
+  });
+
+  it('the segments and the connect fee add up to the fee', () => {
+    const withConnect: RateSnapshot = {
+      ...snap,
+      connect_fee: 7,
+      timed: { ...snap.timed!, prices: snap.timed!.prices.map((p) => ({ ...p, connect_fee: 7 })) },
+    };
+    const { fee, segments } = callFee(withConnect, MONDAY_1759, 3 * 3600);
+    expect(segments!.reduce((sum, s) => sum + s.fee, 7n)).toBe(fee);
+    expect(segments!.map((s) => s.description)).toEqual(['base', 'peak']);
+  });
+
+  it('a price without a timing that never matches leaves the start price in force (no free gap)', () => {
+    const onlyPeak = RatingIndex.build([rate({ rate: 600, description: 'peak', timing: peak, timing_key: 'peak' })], [carrier]);
+    const at = new Date('2026-01-05T21:59:00Z');
+    const s = snapshotAt(onlyPeak, at);
+    // From 22:00 no price matches: the call goes on at the price it started with.
+    expect(callFee(s, at, 120).fee).toBe(computeFee(s, 120));
+  });
+});
