@@ -36,13 +36,14 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
     return data;
   }
 
-  it('introspects the six resources (Import: the uploads of the console, read-only)', async () => {
+  it('introspects the seven resources (Import: the uploads of the console, read-only; Holiday: the calendar of rate timings)', async () => {
     const introspection = await (
       dp as DataProvider & { getIntrospection(): Promise<{ resources: Array<{ type: { name: string } }> }> }
     ).getIntrospection();
     expect(introspection.resources.map((r) => r.type.name).sort()).toEqual([
       'Account',
       'Carrier',
+      'Holiday',
       'Import',
       'Pricelist',
       'PricelistRate',
