@@ -22,9 +22,10 @@ export const USAGE = `usage: rating rates import DECK.csv|- --pricelist TAG --ca
   --chunk-size N     prefixes read and written together (default 1000)
   --no-progress      no progress output
 The deck is CSV with a header: prefix,rate[,connect_fee,rate_increment,interval_start,description]
-(integers in minor units). Every prefix of the deck is added, changed (old terms end at the effective
-time, new ones start there) or unchanged; prefixes of the pricelist and carrier missing from the deck
-stop at the effective time (removed). Running the same deck again with the same time changes nothing.
+(integers in minor units), and optionally a timing: days (1-5, mon-fri), start_time and end_time
+(HH:MM[:SS]), holidays (only, exclude). Every rate of the deck (a prefix and its timing) is added,
+changed (old terms end at the effective time, new ones start there) or unchanged; rates of the
+pricelist and carrier missing from the deck stop at the effective time (removed). Running the same deck again with the same time changes nothing.
 Talks to the service's servers: MONGO_URL and REDIS_URL or REDIS_CLUSTER_NODES (and MONGO_DB, QUEUE_PREFIX)
 as the service uses, else those of a running \`npm start\` with the same DATA_DIR.
 Exit status: 0 every line applied, 1 some lines rejected, 2 the import failed (nothing or part written: run it again).`;

@@ -4,10 +4,11 @@ import type { AnyBulkWriteOperation, Collection, Filter } from 'mongodb';
 import { MongoBulkWriteError } from 'mongodb';
 import type { PricelistRateDoc } from '../types';
 import type { Collections } from '../store';
-import { DeckError, deckLine, deckPrefix, readDeck, type DeckLine, type DeckRecord } from './parse';
-import { planLine, planRemoval, sameState, type DeckRate, type LineVerdict } from './plan';
+import { DeckError, deckLine, deckPrefix, readDeck, timingText, type DeckLine, type DeckRecord } from './parse';
+import { docName, planLine, planRemoval, rateName, sameState, type DeckRate, type LineVerdict } from './plan';
 import { emptyReport, type DeckProgress, type DeckReport, type RejectedLine } from './report';
 import { versionOf } from '../rating/terms';
+import { normalizeTiming, timingKey } from '../rating/timing';
 
 /** The I/O of a rate deck over the service's collections; ./index.ts states its guarantees. */
 
@@ -39,9 +40,19 @@ export interface ApplyDeckOptions {
 
 type DeckCollections = Pick<Collections, 'rates' | 'pricelists' | 'carriers'>;
 
+/** A deck line accepted for planning, with the name (prefix and timing key) of the rate it writes. */
+interface ChunkLine {
+  line: number;
+  rate: DeckRate;
+  timing_key: string | null;
+  name: string;
+}
+
 /** One planned write: the document read (null: none) and the one to leave (null: delete). */
 interface Planned {
   prefix: string;
+  /** With the prefix, what the rate is looked up by again (the unique key); null: untimed. */
+  timing_key: string | null;
   before: PricelistRateDoc | null;
   after: PricelistRateDoc | null;
   /** For a deck line: its line and terms (re-planned on a compare-and-swap miss); absent for a removal. */
@@ -72,6 +83,8 @@ export function casFilter(doc: PricelistRateDoc): Filter<PricelistRateDoc> {
     pricelist_tag: doc.pricelist_tag,
     carrier_tag: doc.carrier_tag,
     prefix: doc.prefix,
+    // The key too: an edit giving an untimed rate a timing (or another one) meanwhile is a miss.
+    timing_key: doc.timing_key ?? null,
     ...versionOf(doc),
     // Exactly n earlier versions (absent counts as none).
     [`previous_versions.${n}`]: { $exists: false },
@@ -112,9 +125,14 @@ class DeckRun {
   private readonly chunkSize: number;
   private readonly keepRejected: number;
   private readonly newId: () => string;
-  /** Every prefix the deck names (accepted or not), with its first line: duplicates, and what is not removed. */
+  /**
+   * Every rate the deck names (accepted or not) by its name (plan.ts rateName: prefix and timing key),
+   * with its first line: duplicates, and what is not removed.
+   */
   private readonly inDeck = new Map<string, number>();
-  /** Ids of the (pricelist, carrier)'s documents by prefix, read once; deck prefixes are taken out as they come. */
+  /** Prefixes named on rejected lines whose timing could not be read: none of their rates is removed. */
+  private readonly wholePrefixes = new Set<string>();
+  /** Ids of the (pricelist, carrier)'s documents by name, read once; the deck's are taken out as they come. */
   private existing = new Map<string, string>();
   private chunksSinceAnnounce = 0;
   private unannounced = false;
@@ -143,7 +161,7 @@ class DeckRun {
     if (!carrier) throw new DeckError(`carrier_tag: no carrier ${JSON.stringify(carrier_tag)}`, 'INVALID_REFERENCE', 'carrier_tag');
     try {
       await this.readExistingKeys();
-      let chunk: Array<{ line: number; rate: DeckRate }> = [];
+      let chunk: ChunkLine[] = [];
       for await (const record of records) {
         this.report.lines += 1;
         const accepted = this.accept(record);
@@ -162,13 +180,24 @@ class DeckRun {
     }
   }
 
-  /** The (pricelist, carrier)'s prefixes and ids: one index-ordered scan of two small fields. */
+  /** The (pricelist, carrier)'s rate names and ids: one index-ordered scan of three small fields. */
   private async readExistingKeys(): Promise<void> {
     const cursor = this.rates.find(
       { pricelist_tag: this.options.pricelist_tag, carrier_tag: this.options.carrier_tag },
-      { projection: { _id: 1, prefix: 1 } },
+      { projection: { _id: 1, prefix: 1, timing_key: 1 } },
     );
-    for await (const doc of cursor) this.existing.set(doc.prefix, doc._id);
+    for await (const doc of cursor) this.existing.set(docName(doc), doc._id);
+  }
+
+  /** The unique key of one rate of the (pricelist, carrier): null matches the untimed rate (no timing_key). */
+  private keyFilter(prefix: string, timing_key: string | null): Filter<PricelistRateDoc> {
+    // null, not {$exists: false}: it also matches an explicit null, which the unique index holds as the same key.
+    return {
+      pricelist_tag: this.options.pricelist_tag,
+      carrier_tag: this.options.carrier_tag,
+      prefix,
+      timing_key,
+    } as Filter<PricelistRateDoc>;
   }
 
   private reject(line: number, reason: string): void {
@@ -179,7 +208,7 @@ class DeckRun {
   }
 
   /** A record's deck line when accepted; rejected ones are reported here. */
-  private accept(record: DeckRecord): { line: number; rate: DeckRate } | null {
+  private accept(record: DeckRecord): ChunkLine | null {
     let parsed: DeckLine;
     if (record.error !== undefined || !record.row) {
       const named = record.prefixCell === undefined ? null : deckPrefix(record.prefixCell);
@@ -187,56 +216,69 @@ class DeckRun {
         ok: false,
         reason: record.error ?? 'BAD_USER_INPUT: unreadable line',
         prefix: named && 'prefix' in named ? named.prefix : null,
+        // Without timing columns every line is untimed; with them, a broken record's timing is unknown.
+        ...(record.timingUnread ? {} : { timing: null }),
       };
     } else {
       parsed = deckLine(record.row);
     }
     const prefix = parsed.ok ? parsed.rate.prefix : parsed.prefix;
-    if (prefix !== null) {
-      const first = this.inDeck.get(prefix);
+    // Undefined only for a rejected line whose timing cells are unreadable; an accepted line's absent timing is untimed.
+    const timing = parsed.ok ? (parsed.rate.timing ?? null) : parsed.timing;
+    const key = timing === undefined ? undefined : timingKey(timing);
+    if (prefix !== null && key === undefined) {
+      // Which of the prefix's timed rates the line meant is unknown: keep them all rather than remove one.
+      this.wholePrefixes.add(prefix);
+    } else if (prefix !== null && key !== undefined) {
+      const name = rateName(prefix, key);
+      const first = this.inDeck.get(name);
       if (first !== undefined) {
-        this.reject(record.line, `BAD_USER_INPUT: prefix: ${prefix} already appears on line ${first}`);
+        // An untimed duplicate is worded as before timings; a timed one says which timing.
+        const normalized = normalizeTiming(timing);
+        const which = normalized ? ` with the timing ${timingText(normalized)}` : '';
+        this.reject(record.line, `BAD_USER_INPUT: prefix: ${prefix}${which} already appears on line ${first}`);
         return null;
       }
-      this.inDeck.set(prefix, record.line);
+      this.inDeck.set(name, record.line);
     }
     if (!parsed.ok) {
       this.reject(record.line, parsed.reason);
       return null;
     }
-    return { line: record.line, rate: parsed.rate };
+    return { line: record.line, rate: parsed.rate, timing_key: key ?? null, name: rateName(parsed.rate.prefix, key) };
   }
 
-  /** Documents of the chunk's prefixes: by id from the key scan (one read), by key for any id that moved. */
-  private async readByPrefix(prefixes: readonly string[]): Promise<Map<string, PricelistRateDoc>> {
+  /** Documents of the chunk's rates by name: by id from the key scan (one read), by key for any id that moved. */
+  private async readByName(lines: readonly ChunkLine[]): Promise<Map<string, PricelistRateDoc>> {
     const { pricelist_tag, carrier_tag } = this.options;
-    const ids = prefixes.map((p) => this.existing.get(p)).filter((id): id is string => id !== undefined);
+    const ids = lines.map((l) => this.existing.get(l.name)).filter((id): id is string => id !== undefined);
     const found = new Map<string, PricelistRateDoc>();
     if (ids.length === 0) return found;
     const docs = await findByIds(this.rates, ids);
-    const wanted = new Set(prefixes);
+    const wanted = new Set(lines.map((l) => l.name));
     for (const d of docs) {
-      if (d.pricelist_tag === pricelist_tag && d.carrier_tag === carrier_tag && wanted.has(d.prefix)) found.set(d.prefix, d);
+      const name = docName(d);
+      if (d.pricelist_tag === pricelist_tag && d.carrier_tag === carrier_tag && wanted.has(name)) found.set(name, d);
     }
-    // Renamed or deleted since the scan (an API edit): look the prefix up by its unique key.
-    for (const p of prefixes) {
-      if (this.existing.has(p) && !found.has(p)) {
-        const doc = await this.rates.findOne({ pricelist_tag, carrier_tag, prefix: p });
-        if (doc) found.set(p, doc);
+    // Renamed or deleted since the scan (an API edit): look the rate up by its unique key.
+    for (const l of lines) {
+      if (this.existing.has(l.name) && !found.has(l.name)) {
+        const doc = await this.rates.findOne(this.keyFilter(l.rate.prefix, l.timing_key));
+        if (doc) found.set(l.name, doc);
       }
     }
     return found;
   }
 
-  private async deckChunk(chunk: Array<{ line: number; rate: DeckRate }>): Promise<void> {
-    const docs = await this.readByPrefix(chunk.map((c) => c.rate.prefix));
+  private async deckChunk(chunk: ChunkLine[]): Promise<void> {
+    const docs = await this.readByName(chunk);
     const planned: Planned[] = [];
-    for (const { line, rate } of chunk) {
-      this.existing.delete(rate.prefix);
-      const before = docs.get(rate.prefix) ?? null;
+    for (const { line, rate, timing_key, name } of chunk) {
+      this.existing.delete(name);
+      const before = docs.get(name) ?? null;
       const plan = this.planDeckLine(before, rate);
       if (plan.doc === null) this.report.unchanged += 1;
-      else planned.push({ prefix: rate.prefix, before, after: plan.doc, deck: { line, rate }, verdict: plan.verdict });
+      else planned.push({ prefix: rate.prefix, timing_key, before, after: plan.doc, deck: { line, rate }, verdict: plan.verdict });
     }
     await this.write(planned);
     this.progress('deck');
@@ -250,19 +292,30 @@ class DeckRun {
     });
   }
 
-  /** Prefixes of the (pricelist, carrier) the deck does not name: their validity ends at T. */
+  /** Rates (prefix and timing) of the (pricelist, carrier) the deck does not name: their validity ends at T. */
   private async removals(): Promise<void> {
-    const ids = [...this.existing.entries()].filter(([prefix]) => !this.inDeck.has(prefix)).map(([, id]) => id);
+    const ids = [...this.existing.entries()].filter(([name]) => !this.inDeck.has(name)).map(([, id]) => id);
     this.existing = new Map();
     for (let i = 0; i < ids.length; i += this.chunkSize) {
       const docs = await findByIds(this.rates, ids.slice(i, i + this.chunkSize));
       const planned: Planned[] = [];
       for (const doc of docs) {
-        if (doc.pricelist_tag !== this.options.pricelist_tag || doc.carrier_tag !== this.options.carrier_tag || this.inDeck.has(doc.prefix))
+        if (
+          doc.pricelist_tag !== this.options.pricelist_tag ||
+          doc.carrier_tag !== this.options.carrier_tag ||
+          this.inDeck.has(docName(doc)) ||
+          this.wholePrefixes.has(doc.prefix)
+        )
           continue;
         const plan = planRemoval(doc, this.at);
         if (plan.kind === 'none') continue;
-        planned.push({ prefix: doc.prefix, before: doc, after: plan.kind === 'delete' ? null : plan.doc, verdict: 'removed' });
+        planned.push({
+          prefix: doc.prefix,
+          timing_key: doc.timing_key ?? null,
+          before: doc,
+          after: plan.kind === 'delete' ? null : plan.doc,
+          verdict: 'removed',
+        });
       }
       await this.write(planned);
       this.progress('removals');
@@ -306,11 +359,7 @@ class DeckRun {
   private async settle(first: Planned): Promise<void> {
     let p: Planned | null = first;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const current = await this.rates.findOne({
-        pricelist_tag: this.options.pricelist_tag,
-        carrier_tag: this.options.carrier_tag,
-        prefix: p.prefix,
-      });
+      const current = await this.rates.findOne(this.keyFilter(p.prefix, p.timing_key));
       if (sameState(current, p.after)) {
         this.count(p.verdict);
         return;
@@ -329,7 +378,7 @@ class DeckRun {
       }
     }
     throw new Error(
-      `rate ${this.options.pricelist_tag}/${this.options.carrier_tag}/${first.prefix} kept changing while the deck was written; run the deck again`,
+      `rate ${this.options.pricelist_tag}/${this.options.carrier_tag}/${rateName(first.prefix, first.timing_key)} kept changing while the deck was written; run the deck again`,
     );
   }
 

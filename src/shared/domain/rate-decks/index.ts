@@ -1,22 +1,27 @@
 /**
  * Rate decks: a carrier's price list (CSV: prefix, rate and optional connect_fee, rate_increment,
- * interval_start, description) loaded into one (pricelist, carrier) with an effective time T
- * (docs/RATE-DECKS.md). Used by `rating rates import` (src/cli/rates.ts) and `POST /v1/rate-decks`
- * (src/api/rest/rate-decks.ts).
+ * interval_start, description, and a timing: days, start_time, end_time, holidays) loaded into one
+ * (pricelist, carrier) with an effective time T (docs/RATE-DECKS.md). Used by `rating rates import`
+ * (src/cli/rates.ts) and `POST /v1/rate-decks` (src/api/rest/rate-decks.ts).
  *
- * Storage: one document per (pricelist_tag, carrier_tag, prefix) (the unique index of docs/DESIGN.md
- * section 2); its fields are the current version and `previous_versions` the versions a deck replaced,
- * closed windows in time order. Rating reads every version as a candidate valid in its own window, so
- * a call that started before T is rated and routed with the terms of its time.
+ * Storage: one document per (pricelist_tag, carrier_tag, prefix, timing_key) (the unique index of
+ * src/shared/domain/store.ts; an untimed rate has no timing_key, so it stays one per prefix); its fields
+ * are the current version and `previous_versions` the versions a deck replaced, closed windows in time
+ * order. Rating reads every version as a candidate valid in its own window, so a call that started
+ * before T is rated and routed with the terms of its time.
+ *
+ * A deck line names one rate: its prefix and timing key (plan.ts rateName). The guarantees below hold
+ * per rate so named; a deck without timing columns names each prefix's untimed rate, as before timings.
  *
  * Guarantees:
- * - Per prefix: added (no document: valid from T on), unchanged (the version valid at T has the
+ * - Per rate: added (no document: valid from T on), unchanged (the version valid at T has the
  *   deck's terms and no end: nothing written), changed (every version stops at T, the deck's terms
  *   are current from T on). See ./plan.ts, pure and property-tested.
- * - Removed means: a prefix of that pricelist and carrier that the deck does not name and whose current
+ * - Removed means: a rate of that pricelist and carrier that the deck does not name and whose current
  *   version is still valid at or after T stops being valid at T. Its earlier history stays; a version
  *   starting at or after T is dropped (the previous one is current again), and a document with no
- *   version left before T is deleted. A prefix on a rejected line is named by the deck: never removed.
+ *   version left before T is deleted. A rate on a rejected line is named by the deck: never removed; a
+ *   rejected line whose timing cannot be read names every rate of its prefix.
  * - Idempotent: the same deck with the same T a second time finds every prefix unchanged and nothing
  *   to remove, and writes nothing. A run that failed half-way is finished by running it again.
  * - Compare-and-swap: every write is conditional on the document still holding exactly what was read
@@ -33,9 +38,23 @@
  *   server answers by index).
  */
 export { applyDeck, applyDeckRecords, casFilter, type ApplyDeckOptions } from './apply';
-export { DeckError, deckLine, deckPrefix, headerProblems, parseEffective, readDeck, type DeckLine, type DeckRecord } from './parse';
+export {
+  DeckError,
+  deckLine,
+  deckPrefix,
+  deckTiming,
+  headerProblems,
+  parseEffective,
+  readDeck,
+  timingText,
+  type DeckLine,
+  type DeckRecord,
+} from './parse';
 export {
   cutAt,
+  deckRateName,
+  docName,
+  rateName,
   planLine,
   planRemoval,
   sameState,

@@ -6,15 +6,20 @@ import { parseDateTime } from '../validation/datetime';
 import { prefix as prefixRule, text, TextLimits } from '../validation/text';
 import type { DeckRate } from './plan';
 import { csvHeaderProblems } from '../validation/csv-header';
+import { normalizeTiming, parseTimeOfDay, timingProblem } from '../rating/timing';
+import type { RateTiming } from '../types';
 
 /**
  * Reading a rate deck: a CSV file with a header row naming its columns. `prefix` and `rate` are
  * required; `connect_fee`, `rate_increment`, `interval_start` and `description` are optional, with the
  * defaults of createPricelistRate (0, 1, 0, null). Cells are trimmed; an empty cell is an absent value.
+ * `days`, `start_time`, `end_time` and `holidays` give a line a timing (docs/RATING.md, "Rates by time of
+ * day"); empty, or absent from the header, the line is untimed, as every line was before timings.
  */
 
 export const REQUIRED_COLUMNS = ['prefix', 'rate'] as const;
-export const OPTIONAL_COLUMNS = ['connect_fee', 'rate_increment', 'interval_start', 'description'] as const;
+export const TIMING_COLUMNS = ['days', 'start_time', 'end_time', 'holidays'] as const;
+export const OPTIONAL_COLUMNS = ['connect_fee', 'rate_increment', 'interval_start', 'description', ...TIMING_COLUMNS] as const;
 
 /** The whole deck is unusable (its header), or the run was refused before writing anything. */
 export class DeckError extends Error {
@@ -67,15 +72,144 @@ function integerCell(field: string, cell: string | undefined): number | null {
   return value;
 }
 
-export type DeckLine = { ok: true; rate: DeckRate } | { ok: false; reason: string; prefix: string | null };
+const DAY_NAMES = new Map([
+  ['mon', 1],
+  ['tue', 2],
+  ['wed', 3],
+  ['thu', 4],
+  ['fri', 5],
+  ['sat', 6],
+  ['sun', 7],
+]);
+
+/** One day of a `days` cell: an ISO weekday digit (1 Monday to 7 Sunday) or a three-letter English name. */
+function dayOf(token: string): number | null {
+  const t = token.trim().toLowerCase();
+  if (/^[1-7]$/.test(t)) return Number(t);
+  return DAY_NAMES.get(t) ?? null;
+}
+
+function badInput(field: string, message: string): ServiceError {
+  return new ServiceError('BAD_USER_INPUT', `${field}: ${message}`, { field });
+}
 
 /**
- * One data row (column -> cell). A rejected row still names its prefix when that cell is valid, so a bad
- * line never counts as the prefix missing from the deck (it changes nothing, not even a removal).
+ * A `days` cell: a comma-separated list of days and ranges (`1-5`, `1,2,3,4,5`, `6-7`, `mon-fri`,
+ * `sat,sun`, any case); null when empty (every day). A range runs forwards: `fri-mon` is refused rather
+ * than guessed, since a week has no first day a carrier could be assumed to mean.
+ */
+function daysCell(cell: string | undefined): number[] | null {
+  const raw = (cell ?? '').trim();
+  if (raw === '') return null;
+  const days: number[] = [];
+  for (const item of raw.split(',')) {
+    const bounds = item.split('-');
+    const from = dayOf(bounds[0]);
+    const to = bounds.length === 2 ? dayOf(bounds[1]) : from;
+    if (bounds.length > 2 || from === null || to === null) {
+      throw badInput(
+        'days',
+        `${JSON.stringify(item.trim())} is not a day or a range of days (1 Monday to 7 Sunday, or mon to sun: 1-5, mon-fri, "sat,sun")`,
+      );
+    }
+    if (to < from)
+      throw badInput('days', `the range ${JSON.stringify(item.trim())} runs backwards; write the earlier day first (1-5, sat-sun)`);
+    for (let d = from; d <= to; d += 1) days.push(d);
+  }
+  return days;
+}
+
+/** A `start_time`/`end_time` cell as `HH:MM:SS` (`HH:MM` gets `:00`); null when empty. */
+function timeCell(field: string, cell: string | undefined): string | null {
+  const raw = (cell ?? '').trim();
+  if (raw === '') return null;
+  const m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(raw);
+  const time = m ? `${m[1].padStart(2, '0')}:${m[2]}:${m[3] ?? '00'}` : null;
+  if (time === null || parseTimeOfDay(time) === null) throw badInput(field, 'must be a local time HH:MM:SS or HH:MM, 00:00:00 to 23:59:59');
+  return time;
+}
+
+function holidaysCell(cell: string | undefined): RateTiming['holidays'] {
+  const raw = (cell ?? '').trim().toLowerCase();
+  if (raw === '') return null;
+  if (raw === 'only' || raw === 'exclude') return raw;
+  throw badInput('holidays', 'must be "only", "exclude" or empty');
+}
+
+/**
+ * The timing of a row (normalized: days sorted; one that says nothing, like `1-7` alone, is null), or
+ * null when its timing cells are empty or absent. Throws ServiceError naming the deck's column at fault.
+ */
+export function deckTiming(row: Readonly<Record<string, string | undefined>>): RateTiming | null {
+  const timing: RateTiming = {
+    days: daysCell(row.days),
+    start: timeCell('start_time', row.start_time),
+    end: timeCell('end_time', row.end_time),
+    holidays: holidaysCell(row.holidays),
+  };
+  if ((timing.start === null) !== (timing.end === null))
+    throw badInput(
+      timing.start === null ? 'start_time' : 'end_time',
+      'give start_time and end_time both, or leave both empty for the whole day',
+    );
+  if (timing.start !== null && timing.start === timing.end)
+    throw badInput('end_time', 'equal to start_time: an empty window (leave both empty for the whole day)');
+  const problem = timingProblem(timing);
+  if (problem !== null) {
+    // Left to timingProblem: a day listed twice (or a rule it gains later). It words the timing's fields
+    // (start, end): name the deck's columns instead.
+    const message = problem.replace(/^start and end:/, 'start_time and end_time:').replace(/^(start|end):/, '$1_time:');
+    throw new ServiceError('BAD_USER_INPUT', message, { field: message.split(/[: ]/)[0] });
+  }
+  return normalizeTiming(timing);
+}
+
+/** A timing as a deck line would spell it (`days 1-5, 08:00:00-18:00:00, holidays exclude`), for messages. */
+export function timingText(timing: RateTiming): string {
+  const parts: string[] = [];
+  if (timing.days !== null) {
+    const runs: string[] = [];
+    for (let i = 0; i < timing.days.length;) {
+      let j = i;
+      while (j + 1 < timing.days.length && timing.days[j + 1] === timing.days[j] + 1) j += 1;
+      runs.push(j > i ? `${timing.days[i]}-${timing.days[j]}` : `${timing.days[i]}`);
+      i = j + 1;
+    }
+    parts.push(`days ${runs.join(',')}`);
+  }
+  if (timing.start !== null && timing.end !== null) parts.push(`${timing.start}-${timing.end}`);
+  if (timing.holidays !== null) parts.push(`holidays ${timing.holidays}`);
+  return parts.join(', ');
+}
+
+export type DeckLine =
+  | { ok: true; rate: DeckRate }
+  | {
+      ok: false;
+      reason: string;
+      prefix: string | null;
+      /**
+       * The line's timing (null: untimed) when its timing cells could be read; absent when they are what
+       * is wrong, so the line names its prefix without telling which of its rates.
+       */
+      timing?: RateTiming | null;
+    };
+
+/**
+ * One data row (column -> cell). A rejected row still names its prefix (and its timing, when readable)
+ * when that cell is valid, so a bad line never counts as the rate missing from the deck (it changes
+ * nothing, not even a removal).
  */
 export function deckLine(row: Readonly<Record<string, string | undefined>>): DeckLine {
   const p = deckPrefix(row.prefix);
   if ('reason' in p) return { ok: false, reason: `BAD_USER_INPUT: ${p.reason}`, prefix: null };
+  let timing: RateTiming | null;
+  try {
+    timing = deckTiming(row);
+  } catch (err) {
+    if (err instanceof ServiceError) return { ok: false, reason: `${err.code}: ${err.message}`, prefix: p.prefix };
+    throw err;
+  }
   try {
     const rate = integerCell('rate', row.rate);
     if (rate === null) throw new ServiceError('BAD_USER_INPUT', 'rate: is required', { field: 'rate' });
@@ -90,10 +224,12 @@ export function deckLine(row: Readonly<Record<string, string | undefined>>): Dec
         rate_increment: integerCell('rate_increment', row.rate_increment) ?? 1,
         interval_start: integerCell('interval_start', row.interval_start) ?? 0,
         description: descriptionCell === '' ? null : text(TextLimits.DESCRIPTION)('description', descriptionCell),
+        // Absent, not null, on an untimed line: its rate is stored exactly as before timings.
+        ...(timing ? { timing } : {}),
       },
     };
   } catch (err) {
-    if (err instanceof ServiceError) return { ok: false, reason: `${err.code}: ${err.message}`, prefix: p.prefix };
+    if (err instanceof ServiceError) return { ok: false, reason: `${err.code}: ${err.message}`, prefix: p.prefix, timing };
     throw err;
   }
 }
@@ -106,6 +242,11 @@ export interface DeckRecord {
   error?: string;
   /** The prefix cell of a record with the wrong number of cells: the deck still names that prefix. */
   prefixCell?: string;
+  /**
+   * Set on such a record when the header has timing columns: its cells cannot be trusted to say which
+   * timing it meant, so it names every rate of its prefix (none is removed).
+   */
+  timingUnread?: true;
 }
 
 /**
@@ -134,6 +275,7 @@ export async function* readDeck(input: Readable): AsyncGenerator<DeckRecord> {
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
   let header = true;
+  let timed = false;
   for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
     // The parser may run ahead of this loop: report the skipped records in the order of their lines.
     while (skipped.length > 0 && skipped[0].line < info.lines) yield skipped.shift()!;
@@ -145,6 +287,7 @@ export async function* readDeck(input: Readable): AsyncGenerator<DeckRecord> {
         input.unpipe(parser);
         throw new DeckError(`bad header: ${problems.join('; ')}`);
       }
+      timed = columns.some((c) => (TIMING_COLUMNS as readonly string[]).includes(c));
       header = false;
       continue;
     }
@@ -154,6 +297,7 @@ export async function* readDeck(input: Readable): AsyncGenerator<DeckRecord> {
         line: info.lines,
         error: `BAD_USER_INPUT: expected ${columns.length} cells but got ${record.length}`,
         ...(prefixCell !== undefined ? { prefixCell } : {}),
+        ...(timed ? { timingUnread: true as const } : {}),
       };
       continue;
     }

@@ -1,12 +1,13 @@
-import type { PricelistRateDoc, RateVersion } from '../types';
+import type { PricelistRateDoc, RateTiming, RateVersion } from '../types';
 import { sameTerms, versionOf } from '../rating/terms';
+import { normalizeTiming, timingKey } from '../rating/timing';
 
 /**
- * The pure part of a rate deck (see ./index.ts for the guarantees): what one deck line, or one prefix
+ * The pure part of a rate deck (see ./index.ts for the guarantees): what one deck line, or one rate
  * missing from the deck, does to one rate document at the effective time T. No I/O, no clock.
  */
 
-/** One accepted deck line: a prefix (digits) and its terms, defaults applied. */
+/** One accepted deck line: a prefix (digits), its terms, defaults applied, and its timing if it has one. */
 export interface DeckRate {
   prefix: string;
   connect_fee: number;
@@ -14,6 +15,27 @@ export interface DeckRate {
   rate_increment: number;
   interval_start: number;
   description: string | null;
+  /** Absent (or null): untimed, the one rate of its prefix as before timings. */
+  timing?: RateTiming | null;
+}
+
+/**
+ * What names a rate within one (pricelist, carrier): its prefix and its timing key (timingKey; null or
+ * absent: untimed), as the unique index does. A deck line and the document it writes share this name;
+ * an untimed rate's name is its prefix alone. Prefixes hold no whitespace, so the space cannot collide.
+ */
+export function rateName(prefix: string, timing_key: string | null | undefined): string {
+  return timing_key ? `${prefix} ${timing_key}` : prefix;
+}
+
+/** The name of the rate a deck line writes. */
+export function deckRateName(line: DeckRate): string {
+  return rateName(line.prefix, timingKey(line.timing));
+}
+
+/** The name of a stored rate. */
+export function docName(doc: Pick<PricelistRateDoc, 'prefix' | 'timing_key'>): string {
+  return rateName(doc.prefix, doc.timing_key);
 }
 
 export type LineVerdict = 'added' | 'changed' | 'unchanged';
@@ -25,7 +47,7 @@ export interface LinePlan {
   doc: PricelistRateDoc | null;
 }
 
-/** What a prefix missing from the deck does: nothing, a replacement, or deleting the document. */
+/** What a rate missing from the deck does: nothing, a replacement, or deleting the document. */
 export type RemovalPlan = { kind: 'none' } | { kind: 'replace'; doc: PricelistRateDoc } | { kind: 'delete' };
 
 const ms = (d: Date | null | undefined): number | null => (d === null || d === undefined ? null : d.getTime());
@@ -73,7 +95,7 @@ export function cutAt(versions: readonly RateVersion[], at: Date): RateVersion[]
 
 /** A document whose current version is the last of `versions` and whose earlier ones are the rest. */
 function withVersions(
-  doc: Pick<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag' | 'prefix'>,
+  doc: Pick<PricelistRateDoc, '_id' | 'pricelist_tag' | 'carrier_tag' | 'prefix' | 'timing_key'>,
   versions: readonly RateVersion[],
 ): PricelistRateDoc {
   const current = versions[versions.length - 1];
@@ -82,18 +104,21 @@ function withVersions(
     pricelist_tag: doc.pricelist_tag,
     carrier_tag: doc.carrier_tag,
     prefix: doc.prefix,
+    // An untimed rate has no timing_key at all (the unique index reads it as null), as before timings.
+    ...(doc.timing_key ? { timing_key: doc.timing_key } : {}),
     ...versionOf(current),
     previous_versions: versions.slice(0, -1).map(versionOf),
   };
 }
 
-/** The deck line's terms as a version valid from `at` on. */
+/** The deck line's terms (and timing, normalized) as a version valid from `at` on. */
 function newVersion(line: DeckRate, at: Date): RateVersion {
-  return versionOf({ ...line, datetime_start: at, datetime_end: null });
+  return versionOf({ ...line, timing: normalizeTiming(line.timing), datetime_start: at, datetime_end: null });
 }
 
 /**
- * One deck line against the document of its (pricelist, carrier, prefix), if any:
+ * One deck line against the document of its (pricelist, carrier, prefix, timing key), if any (the
+ * caller matches them; a new document gets the line's timing and its key, an untimed one neither):
  * - none: a new document valid from T on ('added');
  * - the version valid at T has the line's terms and no end: nothing to write ('unchanged');
  * - otherwise ('changed'): every version stops at T (cutAt) and the line's terms are current from T on.
@@ -105,10 +130,17 @@ export function planLine(
   target: { pricelist_tag: string; carrier_tag: string; newId: () => string },
 ): LinePlan {
   if (!existing) {
+    const key = timingKey(line.timing);
     return {
       verdict: 'added',
       doc: withVersions(
-        { _id: target.newId(), pricelist_tag: target.pricelist_tag, carrier_tag: target.carrier_tag, prefix: line.prefix },
+        {
+          _id: target.newId(),
+          pricelist_tag: target.pricelist_tag,
+          carrier_tag: target.carrier_tag,
+          prefix: line.prefix,
+          ...(key ? { timing_key: key } : {}),
+        },
         [newVersion(line, at)],
       ),
     };
@@ -125,7 +157,7 @@ export function validFrom(doc: PricelistRateDoc, at: Date): boolean {
 }
 
 /**
- * A prefix missing from the deck: when its current version is valid at or after T, every version stops
+ * A rate (prefix and timing) missing from the deck: when its current version is valid at or after T, every version stops
  * at T; the latest one left becomes current, and with none left the document goes.
  */
 export function planRemoval(existing: PricelistRateDoc, at: Date): RemovalPlan {
@@ -143,6 +175,7 @@ function sameVersion(a: RateVersion, b: RateVersion): boolean {
 export function sameState(a: PricelistRateDoc | null, b: PricelistRateDoc | null): boolean {
   if (a === null || b === null) return a === b;
   if (a._id !== b._id || a.pricelist_tag !== b.pricelist_tag || a.carrier_tag !== b.carrier_tag || a.prefix !== b.prefix) return false;
+  if ((a.timing_key ?? null) !== (b.timing_key ?? null)) return false;
   const va = versionsOf(a);
   const vb = versionsOf(b);
   return va.length === vb.length && va.every((v, i) => sameVersion(v, vb[i]));

@@ -8,13 +8,14 @@ export interface RejectedLine {
 }
 
 export interface DeckReport {
-  /** Prefixes without a document before: inserted, valid from the effective time on. */
+  // Each count is of rates: a prefix with a timing (peak, weekend) is a rate of its own beside the untimed one.
+  /** Rates without a document before: inserted, valid from the effective time on. */
   added: number;
-  /** Prefixes whose terms at the effective time differed: the old version ends there, the new one starts there. */
+  /** Rates whose terms at the effective time differed: the old version ends there, the new one starts there. */
   changed: number;
-  /** Prefixes whose version valid at the effective time already had the deck's terms and no end: not written. */
+  /** Rates whose version valid at the effective time already had the deck's terms and no end: not written. */
   unchanged: number;
-  /** Prefixes of the pricelist and carrier missing from the deck that were valid at or after the effective time: their validity ends there. */
+  /** Rates of the pricelist and carrier missing from the deck that were valid at or after the effective time: their validity ends there. */
   removed: number;
   /** The first rejected lines (1000 unless asked otherwise), in deck order. */
   rejected: RejectedLine[];
