@@ -51,7 +51,8 @@ export const answerTypes: Record<AnswerType, { graphql: string; schema: JsonSche
   strings: { graphql: '[String!]', schema: { type: 'array', items: { type: 'string' } } },
 };
 
-const REFUSALS = 'NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, TOO_MANY_RUNNING_TRANSACTIONS, BALANCE_INSUFFICIENT';
+const REFUSALS =
+  'NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, TOO_MANY_RUNNING_TRANSACTIONS, BALANCE_INSUFFICIENT, SPEND_LIMIT_EXCEEDED';
 const FAILURES = 'BUSY, TIMEOUT, UNAVAILABLE, OUTCOME_UNKNOWN';
 
 const accountTag: AnswerField = {

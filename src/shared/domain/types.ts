@@ -178,6 +178,12 @@ export interface RunningTransaction {
    * (no rate, costs nothing), until this time unless begin takes it over. Absent or null on a call.
    */
   reserved_until?: Date | null;
+  /**
+   * On an account with spend limits: the money its authorization granted the call (the cost of its units
+   * plus the headroom, on the dearest listed carrier), held against the limits from the reservation on,
+   * so parallel calls never together pass them. Begin keeps it on the call's entry.
+   */
+  hold?: bigint | null;
 }
 
 /** Whether a running entry is an authorization's reservation rather than a call (begun or ended). */
@@ -208,6 +214,13 @@ export interface AccountDoc {
   tags: string[] | null;
   /** Low-balance alert threshold; null uses the global default. */
   balance_alert_threshold?: bigint | null;
+  /**
+   * Spend limits (docs/AGENT.md, "Spend limits"), each optional, in minor units: the most one call may cost,
+   * and the most the account may spend in a rolling hour and a rolling day (its own share of every call).
+   */
+  max_call_cost?: bigint | null;
+  hourly_spend_limit?: bigint | null;
+  daily_spend_limit?: bigint | null;
   running_transactions: RunningTransaction[];
   /** The balance the account was created with; balance = opening_balance + its ledger (rating audit). */
   opening_balance?: bigint;

@@ -9,7 +9,17 @@ import {
   type Reason,
   Reasons,
 } from '../../shared/domain/calls';
-import { availableBalance, canAffordStart, grantUnits, MAX_UNITS_CAP } from '../../shared/domain/rating';
+import {
+  availableBalance,
+  canAffordStart,
+  feeAt,
+  grantUnits,
+  hasSpendLimits,
+  hasWindowLimits,
+  limitRoom,
+  MAX_UNITS_CAP,
+} from '../../shared/domain/rating';
+import { spentInWindows } from '../../shared/domain/ledger';
 import { TransactionDeps } from './deps';
 import { removeEntry } from './entries';
 import { Party, resolveParties } from './parties';
@@ -18,15 +28,36 @@ import { PartyRate, rateOnCarrier, rateParty } from './route';
 
 type Refuse = (reason: Reason, by: string | null) => AuthorizationResult;
 
+/** Times authorization decides again because a party with spend limits changed before its hold was written. */
+const MAX_ATTEMPTS = 50;
+
+/** A party that pays: its rates, its available balance, and the room its spend limits leave (null: none). */
+interface RatedParty {
+  party: Party;
+  rate: PartyRate;
+  available: bigint;
+  room: bigint | null;
+}
+
 /**
  * authorization: whether a call may start now, how long it may last, and the ordered carriers.
  * `max_available_units` keeps the no-overdraft headroom (units.ts); a prepaid party left with 0 units
- * refuses, since a proxy reads a timeout of 0 as none. With a transaction_tag, a concurrency slot is
- * reserved on every party that has a limit (reservations.ts), all or none: a refusal by any party
- * releases those already made. An answer past the agent's deadline (which then says TIMEOUT, i.e. not
- * authorized) releases them too.
+ * refuses, since a proxy reads a timeout of 0 as none. Spend limits (src/shared/domain/rating/limits.ts)
+ * bound the grant like a balance, for prepaid and postpaid alike. With a transaction_tag, a reservation
+ * is made on every party that has a concurrency limit (its slot) or hourly/daily limits (its hold: the
+ * money the grant may cost it), all or none (reservations.ts): a refusal by any party releases those
+ * already made. An answer past the agent's deadline (which then says TIMEOUT, i.e. not authorized)
+ * releases them too.
  */
 export async function authorize(deps: TransactionDeps, job: AuthorizationJob): Promise<AuthorizationResult> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const result = await tryAuthorize(deps, job);
+    if (result !== 'changed') return result;
+  }
+  return notAuthorized(Reasons.BUSY);
+}
+
+async function tryAuthorize(deps: TransactionDeps, job: AuthorizationJob): Promise<AuthorizationResult | 'changed'> {
   const { accounts } = deps.ctx.mongo.collections;
   const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag);
   let carriers: string[] = [];
@@ -36,7 +67,7 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
   const index = await deps.rating.index();
   const now = new Date();
   const call = job.transaction_tag === null ? null : callId(job.account_tag, job.transaction_tag);
-  const rated: Array<{ party: Party; rate: PartyRate; available: bigint }> = [];
+  const rated: RatedParty[] = [];
   for (const [i, party] of resolved.parties.entries()) {
     const { account } = party;
     const rate = rateParty(index, account, party.inbound, { destination: job.destination, at: now, carrierIp: null });
@@ -47,61 +78,88 @@ export async function authorize(deps: TransactionDeps, job: AuthorizationJob): P
     if (max !== null && max !== undefined && slotsHeld(running, now, call ?? '') >= max) {
       return refuse(Reasons.TOO_MANY_RUNNING_TRANSACTIONS, account.account_tag);
     }
-    if (!party.inbound) rated.push({ party, rate, available: availableBalance(account.balance, running, now) });
+    if (!party.inbound) rated.push({ party, rate, available: availableBalance(account.balance, running, now), room: null });
   }
+  // Spending is read only for the accounts that have hourly or daily limits, all at once.
+  await Promise.all(
+    rated.map(async (r) => {
+      const { account } = r.party;
+      if (!hasSpendLimits(account)) return;
+      const spent = hasWindowLimits(account) ? await spentInWindows(deps.ctx.mongo.collections, account, now) : null;
+      r.room = limitRoom(account, spent, now, call);
+    }),
+  );
   const grant = grantOnEveryRoute(rated, resolved.parties[0], now, deps.ctx.config.authorizationHeadroomSeconds);
-  if ('refusedBy' in grant) return refuse(Reasons.BALANCE_INSUFFICIENT, grant.refusedBy);
+  if ('refusal' in grant) return refuse(grant.refusal.reason, grant.refusal.by);
   carriers = grant.carriers;
-  const units = grant.units;
   if (call !== null) {
-    const refusal = await reserveAll(deps, job, call, resolved.parties, now, refuse);
+    const refusal = await reserveAll(deps, job, call, resolved.parties, grant.holds, now, refuse);
     if (refusal) return refusal;
   }
-  return authorized(units, callerBalance(), carriers);
+  return authorized(grant.units, callerBalance(), carriers);
 }
+
+type Grant =
+  | { units: number; carriers: string[]; holds: ReadonlyMap<string, bigint> }
+  | { refusal: { reason: typeof Reasons.BALANCE_INSUFFICIENT | typeof Reasons.SPEND_LIMIT_EXCEEDED; by: string } };
 
 /**
  * The grant that holds whichever listed carrier the call goes out on (issue 31, defect 1; docs/SIP.md,
  * "Failover"): a proxy fails over along `carriers`, and begin bills every party at its rate on the
  * carrier that answered (a party without a rate there at its own first route). So the grant is the
- * least, over the listed carriers and the paying parties, of what that party's balance covers at that
- * rate: the dearest route decides. A carrier on which some prepaid party could not pay a single second
- * is left out of the list (the call may still go out on the others); none left is BALANCE_INSUFFICIENT,
- * named after the party that could not pay on the first carrier.
+ * least, over the listed carriers and the paying parties, of what that party's balance and spend limits
+ * cover at that rate: the dearest route decides. A carrier on which some party could not pay a single
+ * second (a prepaid balance, or the limits' room) is left out of the list (the call may still go out on
+ * the others); none left is BALANCE_INSUFFICIENT or SPEND_LIMIT_EXCEEDED, named after the party that
+ * could not pay on the first carrier. Each party with hourly or daily limits holds what the grant may
+ * cost it on its dearest kept carrier (the units plus the headroom).
  */
-function grantOnEveryRoute(
-  rated: ReadonlyArray<{ party: Party; rate: PartyRate; available: bigint }>,
-  caller: Party,
-  start: Date,
-  headroomSeconds: number,
-): { units: number; carriers: string[] } | { refusedBy: string } {
-  const unitsOn = ({ party, available }: { party: Party; available: bigint }, rate: RateSnapshot | null) => {
-    const { account } = party;
-    if (account.type === 'PREPAID' && !canAffordStart(rate, available)) return 0;
-    return grantUnits(rate, start, available, account.type, MAX_UNITS_CAP, headroomSeconds);
+function grantOnEveryRoute(rated: readonly RatedParty[], caller: Party, start: Date, headroomSeconds: number): Grant {
+  const fits = (rate: RateSnapshot | null, money: bigint, type: 'PREPAID' | 'POSTPAID') =>
+    type === 'PREPAID' && !canAffordStart(rate, money) ? 0 : grantUnits(rate, start, money, type, MAX_UNITS_CAP, headroomSeconds);
+  const unitsOn = (r: RatedParty, rate: RateSnapshot | null) => {
+    const byBalance = fits(rate, r.available, r.party.account.type);
+    const byLimits = r.room === null ? MAX_UNITS_CAP : fits(rate, r.room, 'PREPAID');
+    return { units: Math.min(byBalance, byLimits), limited: byLimits === 0 };
   };
   let units = MAX_UNITS_CAP;
-  const carriers: string[] = [];
-  let refusedBy: string | null = null;
+  const kept: Array<(typeof listed)[number]> = [];
+  let refusal: Extract<Grant, { refusal: unknown }>['refusal'] | null = null;
   const listed = rated.length > 0 ? rated[0].rate.candidates : [];
   for (const carrier of listed) {
     let onCarrier = MAX_UNITS_CAP;
     for (const r of rated) {
-      const partyUnits = unitsOn(r, rateOnCarrier(r.rate, carrier));
-      if (partyUnits === 0 && r.party.account.type === 'PREPAID') {
-        refusedBy ??= r.party.account.account_tag;
+      const party = unitsOn(r, rateOnCarrier(r.rate, carrier));
+      if (party.units === 0 && (party.limited || r.party.account.type === 'PREPAID')) {
+        refusal ??= {
+          reason: party.limited ? Reasons.SPEND_LIMIT_EXCEEDED : Reasons.BALANCE_INSUFFICIENT,
+          by: r.party.account.account_tag,
+        };
         onCarrier = 0;
         break;
       }
-      onCarrier = Math.min(onCarrier, partyUnits);
+      onCarrier = Math.min(onCarrier, party.units);
     }
     if (onCarrier === 0) continue;
     units = Math.min(units, onCarrier);
-    carriers.push(carrier.routeString);
+    kept.push(carrier);
   }
-  if (carriers.length === 0) return { refusedBy: refusedBy ?? caller.account.account_tag };
-  return { units, carriers };
+  if (kept.length === 0) return { refusal: refusal ?? { reason: Reasons.BALANCE_INSUFFICIENT, by: caller.account.account_tag } };
+  const holds = new Map<string, bigint>();
+  for (const r of rated) {
+    if (!hasWindowLimits(r.party.account)) continue;
+    let hold = 0n;
+    for (const carrier of kept) {
+      const cost = feeAt(rateOnCarrier(r.rate, carrier) ?? ZERO_RATE, start, units + headroomSeconds);
+      if (cost > hold) hold = cost;
+    }
+    holds.set(r.party.account.account_tag, hold);
+  }
+  return { units, carriers: kept.map((c) => c.routeString), holds };
 }
+
+/** What a party without a rate (nothing charged) holds: nothing. */
+const ZERO_RATE = { connect_fee: 0, rate: 0, rate_increment: 1, interval_start: 0 };
 
 /** Reserves a slot for the call on every party, or none: the refusal, having released what it made. */
 async function reserveAll(
@@ -109,18 +167,21 @@ async function reserveAll(
   job: AuthorizationJob,
   call: string,
   parties: Party[],
+  holds: ReadonlyMap<string, bigint>,
   now: Date,
   refuse: Refuse,
-): Promise<AuthorizationResult | null> {
+): Promise<AuthorizationResult | 'changed' | null> {
   const made: Array<{ account_tag: string; id: string }> = [];
   const release = () => Promise.all(made.map((m) => removeEntry(deps, m.account_tag, m.id)));
   const until = new Date(now.getTime() + deps.ctx.config.reservationSeconds * 1000);
   const callParties = parties.map((p) => p.account.account_tag);
   for (const party of parties) {
-    const reserved = await reserveSlot(deps, party.account, reservationOf(job, call, party, callParties, now, until), now);
+    const hold = holds.get(party.account.account_tag);
+    const reservation = { ...reservationOf(job, call, party, callParties, now, until), ...(hold !== undefined ? { hold } : {}) };
+    const reserved = await reserveSlot(deps, party.account, reservation, now);
     if (!reserved.ok) {
       await release();
-      return refuse(reserved.reason, party.account.account_tag);
+      return reserved.reason === 'changed' ? 'changed' : refuse(reserved.reason, party.account.account_tag);
     }
     if (reserved.made) made.push({ account_tag: party.account.account_tag, id: reserved.made });
   }

@@ -4,7 +4,8 @@ import { AccountDoc, callId, isReservation, RunningTransaction } from '../../sha
 import { covers, type OutcomeDoc } from '../../shared/domain/calls/decisions';
 import { refusalAlert } from '../../shared/domain/alerts';
 import { type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
-import { availableBalance, canAffordStart } from '../../shared/domain/rating';
+import { availableBalance, canAffordStart, hasSpendLimits, hasWindowLimits, limitRoom } from '../../shared/domain/rating';
+import { spentInWindows } from '../../shared/domain/ledger';
 import { conclude, decidedDone, fateOf, JobRef, type Fate } from './decide';
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
@@ -40,7 +41,9 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
       if (prepaid && !canAffordStart(entry.rate, availableBalance(account.balance, running, new Date()))) {
         return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
       }
-      if (await takeOverReservation(deps, account, same.id, entry, prepaid)) return { ok: true, entryId: entry.id };
+      // Its authorization's hold (spend limits) stays with the call: the limits already granted it.
+      const taking = same.hold !== undefined && same.hold !== null ? { ...entry, hold: same.hold } : entry;
+      if (await takeOverReservation(deps, account, same.id, taking, prepaid)) return { ok: true, entryId: entry.id };
       account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
       continue;
     }
@@ -78,6 +81,16 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     if (prepaid && !canAffordStart(entry.rate, availableBalance(account.balance, running, new Date()))) {
       return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
     }
+    // Spend limits without a reservation to take over: the room they leave now must pay the start, and
+    // the insert is conditional on the account as read (like a prepaid balance).
+    const limited = !party.inbound && hasSpendLimits(account);
+    if (limited) {
+      const now = new Date();
+      const spent = hasWindowLimits(account) ? await spentInWindows(deps.ctx.mongo.collections, account, now) : null;
+      if (!canAffordStart(entry.rate, limitRoom(account, spent, now, entry.call_id)!)) {
+        return { ok: false, reason: Reasons.SPEND_LIMIT_EXCEEDED };
+      }
+    }
     const filter: Filter<AccountDoc> = {
       _id: account._id,
       account_tag: account.account_tag,
@@ -88,7 +101,7 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
       if (max <= 0) return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
       filter[`running_transactions.${max - 1}`] = { $exists: false };
     }
-    if (prepaid) Object.assign(filter, { rev: account.rev ?? { $exists: false } });
+    if (prepaid || limited) Object.assign(filter, { rev: account.rev ?? { $exists: false } });
     const result = await accounts.updateOne(filter, { $push: { running_transactions: entry }, $inc: { rev: 1 } });
     if (result.modifiedCount === 1) return { ok: true, entryId: entry.id };
     // Someone changed the account in between: re-read and decide again.

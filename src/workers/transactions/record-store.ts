@@ -1,4 +1,5 @@
-import { checkBalanceAlerts } from '../../shared/domain/alerts';
+import { checkBalanceAlerts, checkSpendAlerts } from '../../shared/domain/alerts';
+import { hasWindowLimits } from '../../shared/domain/rating';
 import type { AppContext } from '../../shared/domain/context';
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import { recordRatedCall } from '../../shared/domain/metrics';
@@ -34,10 +35,11 @@ export async function markCharged(transactions: Collections['transactions'], acc
 }
 
 /**
- * Metrics and balance alerts after a charge. Alerts are queued fire-and-forget: they never delay
+ * Metrics, balance alerts and spend-limit alerts after a charge. Alerts are queued fire-and-forget: they never delay
  * rating and never fail it.
  */
 export function afterDebit(ctx: AppContext, updated: AccountDoc, fee: bigint): void {
   recordRatedCall(ctx, fee);
   if (fee > 0n) void checkBalanceAlerts(ctx, updated, updated.balance + fee);
+  if (fee > 0n && hasWindowLimits(updated)) void checkSpendAlerts(ctx, updated, fee);
 }

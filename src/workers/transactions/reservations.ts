@@ -13,14 +13,15 @@ import { Reasons } from '../../shared/domain/calls';
  * the call's running entry (the slot passes on, no second one is taken); rollback removes it like a
  * running entry; a reservation past its time holds nothing: whoever finds it in the way of a slot
  * removes it, and the maintenance pass removes the rest.
- * Parties without a limit get no reservation: there is no slot to hold, and it saves a write.
+ * Parties without a limit get no reservation: there is no slot to hold, and it saves a write. Parties with
+ * hourly or daily spend limits get one that holds money (`hold`, see reserveSlot), slot or no slot.
  */
 
 const MAX_ATTEMPTS = 50;
 
 export type Reserved =
   | { ok: true; made: string | null }
-  | { ok: false; reason: typeof Reasons.TOO_MANY_RUNNING_TRANSACTIONS | typeof Reasons.NOT_FOUND | typeof Reasons.BUSY };
+  | { ok: false; reason: typeof Reasons.TOO_MANY_RUNNING_TRANSACTIONS | typeof Reasons.NOT_FOUND | typeof Reasons.BUSY | 'changed' };
 
 /** Entries holding a slot at `now` other than the call's own (a retried authorization, or the call already begun). */
 export function slotsHeld(running: readonly RunningTransaction[], now: Date, call: string): number {
@@ -52,6 +53,9 @@ export async function dropExpired(
  * Holds one slot on `account` for the call of `reservation`, atomically with the limit. A retried
  * authorization of the same call renews its reservation; a call already begun holds its slot already.
  * `made` names a reservation this call added (to release if another party refuses).
+ * A reservation with a `hold` (spend limits, src/shared/domain/rating/limits.ts) is made even without a
+ * concurrency limit, and only on the account exactly as the hold was computed from (its `rev`): when it
+ * changed, 'changed' tells authorization to decide again, so parallel holds never add up past a limit.
  */
 export async function reserveSlot(
   deps: TransactionDeps,
@@ -60,43 +64,57 @@ export async function reserveSlot(
   now: Date,
 ): Promise<Reserved> {
   const { accounts } = deps.ctx.mongo.collections;
+  const holds = reservation.hold !== undefined && reservation.hold !== null;
   let doc: AccountDoc | null = account;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (!doc) return { ok: false, reason: Reasons.NOT_FOUND };
+    if (holds && doc !== account) return { ok: false, reason: 'changed' };
     const running = doc.running_transactions ?? [];
     const same = running.find((e) => e.call_id === reservation.call_id);
     if (same) {
-      if (isReservation(same)) await renew(accounts, doc.account_tag, same.id, reservation.reserved_until!);
+      if (isReservation(same)) await renew(accounts, doc.account_tag, same.id, reservation.reserved_until!, reservation.hold ?? null);
       return { ok: true, made: null };
     }
     const max = doc.max_concurrent_transactions;
-    if (max === null || max === undefined) return { ok: true, made: null };
-    if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max)
-      return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
-    if (running.length >= max && (await dropExpired(accounts, doc, now)) > 0) {
-      doc = await accounts.findOne({ _id: doc._id, account_tag: doc.account_tag });
-      continue;
+    const limited = max !== null && max !== undefined;
+    if (!limited && !holds) return { ok: true, made: null };
+    if (limited) {
+      if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max)
+        return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
+      if (running.length >= max && (await dropExpired(accounts, doc, now)) > 0) {
+        doc = await accounts.findOne({ _id: doc._id, account_tag: doc.account_tag });
+        continue;
+      }
     }
     const added = await accounts.updateOne(
       {
         _id: doc._id,
         account_tag: doc.account_tag,
         'running_transactions.call_id': { $ne: reservation.call_id },
-        [`running_transactions.${max - 1}`]: { $exists: false },
+        ...(limited ? { [`running_transactions.${max - 1}`]: { $exists: false } } : {}),
+        ...(holds ? { rev: doc.rev ?? { $exists: false } } : {}),
       },
       { $push: { running_transactions: reservation }, $inc: { rev: 1 } },
     );
     if (added.modifiedCount === 1) return { ok: true, made: reservation.id };
+    if (holds) return { ok: false, reason: 'changed' };
     // Another call took a slot (or this call's reservation appeared) in between: decide again.
     doc = await accounts.findOne({ _id: doc._id, account_tag: doc.account_tag });
   }
   return { ok: false, reason: Reasons.BUSY };
 }
 
-async function renew(accounts: Collections['accounts'], accountTag: string, id: string, until: Date): Promise<void> {
+/** A retried authorization's reservation: its new time, and its new hold when it holds money. */
+async function renew(accounts: Collections['accounts'], accountTag: string, id: string, until: Date, hold: bigint | null): Promise<void> {
   await accounts.updateOne(
     { account_tag: accountTag, running_transactions: { $elemMatch: { id, reserved_until: { $ne: null } } } },
-    { $set: { 'running_transactions.$[r].reserved_until': until } },
+    {
+      $set: {
+        'running_transactions.$[r].reserved_until': until,
+        ...(hold !== null ? { 'running_transactions.$[r].hold': hold } : {}),
+      },
+      $inc: { rev: 1 },
+    },
     { arrayFilters: [{ 'r.id': id }] },
   );
 }

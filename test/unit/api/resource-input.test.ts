@@ -102,6 +102,9 @@ describe('account arguments', () => {
       pricelist_tags: null,
       tags: null,
       balance_alert_threshold: null,
+      max_call_cost: null,
+      hourly_spend_limit: null,
+      daily_spend_limit: null,
       linked: { tags: [] },
     });
   });

@@ -4,7 +4,7 @@ import type { TaggedKey } from '../../store/tagged-store';
 import { lookupString, newId, readTaggedUpdate } from '../common/identify';
 import { isGiven, optionalArg, readCreate, requiredArg, type Args, type FieldRules } from '../common/input';
 import { sortableFields } from '../common/listing';
-import { bigInt, bool, email, mobile, nonNegativeInt, oneOf, tag, tagList, text, type Parse } from '../common/validate';
+import { bigInt, bool, email, mobile, nonNegativeBigInt, nonNegativeInt, oneOf, tag, tagList, text, type Parse } from '../common/validate';
 
 export const accountRules: FieldRules<Omit<AccountFields, '_id'>> = {
   account_tag: { parse: tag, required: true },
@@ -22,6 +22,10 @@ export const accountRules: FieldRules<Omit<AccountFields, '_id'>> = {
   pricelist_tags: { parse: tagList, nullable: true },
   tags: { parse: tagList, nullable: true },
   balance_alert_threshold: { parse: bigInt, nullable: true },
+  // Spend limits (docs/AGENT.md): money amounts, never below zero.
+  max_call_cost: { parse: nonNegativeBigInt, nullable: true },
+  hourly_spend_limit: { parse: nonNegativeBigInt, nullable: true },
+  daily_spend_limit: { parse: nonNegativeBigInt, nullable: true },
 };
 
 export const accountSortable = sortableFields([
@@ -34,6 +38,9 @@ export const accountSortable = sortableFields([
   'notification_email',
   'customer_tag',
   'balance_alert_threshold',
+  'max_call_cost',
+  'hourly_spend_limit',
+  'daily_spend_limit',
 ]);
 
 const idList: Parse<string[]> = (field, value) => {

@@ -4,7 +4,7 @@ const writableArgs = `id: ID, account_tag: String, type: AccountType, balance: B
     max_concurrent_transactions: Int, name: String, notification_email: String, notification_mobile: String,
     carrier_tags: [String!], carrier_tags_override: [String!], customer_tag: String,
     linked_accounts: [String!], linked_accountsIds: [ID!], pricelist_tags: [String!], tags: [String!],
-    balance_alert_threshold: BigInt`;
+    balance_alert_threshold: BigInt, max_call_cost: BigInt, hourly_spend_limit: BigInt, daily_spend_limit: BigInt`;
 
 export const accountTypeDefs = /* GraphQL */ `
   enum AccountType {
@@ -53,6 +53,12 @@ export const accountTypeDefs = /* GraphQL */ `
     tags: [String!]
     "Low-balance alert threshold (minor units); null: the service default"
     balance_alert_threshold: BigInt
+    "Spend limit: the most one call may cost (minor units); null: none"
+    max_call_cost: BigInt
+    "Spend limit: the most the account may spend in a rolling hour (its charges less refunds, minor units); null: none"
+    hourly_spend_limit: BigInt
+    "Spend limit: the most the account may spend in a rolling day; null: none"
+    daily_spend_limit: BigInt
     "Calls in progress, or ended and awaiting processing (held in the account's document)"
     running_transactions: [AccountTransaction!]! @embedded
     "The rate a call to destination would be charged now; null without a destination or when unreachable"

@@ -5,7 +5,11 @@ import { enqueueAlert } from './enqueue';
 import { AlertRecipient, recipientOf } from './recipients';
 
 /** Refusal reasons worth telling the account about (docs/DESIGN.md section 6); others are the caller's mistakes. */
-export const ALERTED_REFUSALS: ReadonlySet<Reason> = new Set([Reasons.BALANCE_INSUFFICIENT, Reasons.TOO_MANY_RUNNING_TRANSACTIONS]);
+export const ALERTED_REFUSALS: ReadonlySet<Reason> = new Set([
+  Reasons.BALANCE_INSUFFICIENT,
+  Reasons.TOO_MANY_RUNNING_TRANSACTIONS,
+  Reasons.SPEND_LIMIT_EXCEEDED,
+]);
 
 /** A transaction-scoped condition is remembered this long: in practice, once per call. */
 const ONCE_PER_CALL_SECONDS = 7 * 86400;
@@ -21,7 +25,12 @@ export async function refusalAlert(
   call: { transaction_tag: string | null; destination: string | null; reason: Reason },
 ): Promise<void> {
   if (!ALERTED_REFUSALS.has(call.reason)) return;
-  const what = call.reason === Reasons.BALANCE_INSUFFICIENT ? 'the balance is insufficient' : 'too many calls are running';
+  const what =
+    call.reason === Reasons.BALANCE_INSUFFICIENT
+      ? 'the balance is insufficient'
+      : call.reason === Reasons.SPEND_LIMIT_EXCEEDED
+        ? 'its spend limits leave nothing for it'
+        : 'too many calls are running';
   await enqueueAlert(
     ctx,
     {

@@ -18,6 +18,11 @@ export const Reasons = {
   TOO_MANY_RUNNING_TRANSACTIONS: 'TOO_MANY_RUNNING_TRANSACTIONS',
   /** Prepaid: the available balance cannot pay the connect fee plus the first increment (or one second, with the headroom). */
   BALANCE_INSUFFICIENT: 'BALANCE_INSUFFICIENT',
+  /**
+   * An account's spend limits leave nothing for the call: its max_call_cost cannot pay the first increment, or
+   * its hourly or daily limit is spent (what it was charged in the window plus what its running calls hold).
+   */
+  SPEND_LIMIT_EXCEEDED: 'SPEND_LIMIT_EXCEEDED',
   /** The call (caller, tag) is already running or recorded. To a re-send after an unknown outcome: the first attempt happened. */
   DUPLICATE_TRANSACTION: 'DUPLICATE_TRANSACTION',
   /** End of a call already ended. To a re-send after an unknown outcome: the first attempt happened. */

@@ -41,3 +41,4 @@ export { closeAccount } from './close';
 export { markerOf, opIds } from './model';
 export type { LedgerEntryDoc, LedgerKind, LedgerMarker, LedgerOp } from './model';
 export type { LedgerStore } from './store';
+export { spentInWindows } from './spend';

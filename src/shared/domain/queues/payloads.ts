@@ -13,7 +13,7 @@ export interface ProcessingJob extends CallParty {
   enqueued_at: string;
 }
 
-export type AlertKind = 'LOW_BALANCE' | 'NEGATIVE_BALANCE' | 'CALL_REFUSED' | 'LONG_RUNNING_CALL' | 'END_CALL';
+export type AlertKind = 'LOW_BALANCE' | 'NEGATIVE_BALANCE' | 'SPEND_LIMIT' | 'CALL_REFUSED' | 'LONG_RUNNING_CALL' | 'END_CALL';
 
 export type AlertChannel = 'email' | 'sms' | 'webhook';
 

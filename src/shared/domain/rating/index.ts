@@ -32,3 +32,4 @@ export {
   type RateTiming,
 } from './timing';
 export { callFee, feeAt, grantUnits, timelineOf, type CallFee } from './tariff';
+export { committed, hasSpendLimits, hasWindowLimits, limitRoom, type SpendLimits, type Spent } from './limits';

@@ -1,0 +1,164 @@
+import type { TransactionDeps } from '../../../src/workers/transactions/deps';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
+import { auditLedger } from '../../../src/shared/domain/ledger/audit';
+import { authorize } from '../../../src/workers/transactions/authorization';
+import { begin } from '../../../src/workers/transactions/begin';
+import { end } from '../../../src/workers/transactions/end';
+import { processEndedCall } from '../../../src/workers/transactions/processing';
+import { record } from '../../../src/workers/transactions/record';
+import { callJobs } from '../../support/call-jobs';
+import { createTestContext, TestContext } from '../../support/harness';
+import { account, perSecondRating, seed } from '../../support/seed';
+
+/**
+ * Issue 34, part 3: spend limits. Per account, optional: the most one call may cost
+ * (`max_call_cost`), and the most it may spend in a rolling hour and day (`hourly_spend_limit`,
+ * `daily_spend_limit`); every party counts its own share. Rates: 1 a second (60 per minute, 1 s
+ * steps, no connect fee); the authorization headroom is 2 s, so a grant of u units holds u + 2.
+ */
+describe('spend limits', () => {
+  let ctx: TestContext;
+  let deps: TransactionDeps;
+  let rating: RatingDataCache;
+  const accounts = () => ctx.mongo.collections.accounts;
+  let jobCount = 0;
+  const run = async <J extends { deadline: number }, R>(
+    fn: (d: TransactionDeps, job: J, r: { id: string; deadline: number }) => Promise<R>,
+    job: J,
+  ) => fn(deps, job, { id: `job-${++jobCount}`, deadline: job.deadline });
+  /** Calls that started a few minutes ago, inside every window. */
+  const recent = () => callJobs(Date.now() - 300_000);
+  const charged = async (tag: string) => {
+    const entries = await ctx.mongo.collections.ledger.find({ account_tag: tag }).toArray();
+    return -entries.reduce((sum, e) => sum + e.amount, 0n);
+  };
+  const processAll = async (tag: string) => {
+    const doc = await accounts().findOne({ account_tag: tag });
+    for (const entry of doc!.running_transactions.filter((e) => !e.in_progress)) {
+      await processEndedCall(deps, {
+        account_tag: tag,
+        transaction_tag: entry.transaction_tag,
+        entry_id: entry.id,
+        enqueued_at: new Date().toISOString(),
+      });
+    }
+  };
+
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    await seed(ctx, {
+      ...perSecondRating('39', 0),
+      accounts: [
+        account('percall', { type: 'POSTPAID', balance: 0n, max_call_cost: 100n }),
+        account('hourly', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 300n }),
+        account('daily', { type: 'POSTPAID', balance: 0n, daily_spend_limit: 150n, hourly_spend_limit: 1000n }),
+        account('beginner', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 50n }),
+        account('child', { type: 'POSTPAID', balance: 0n, linked_accounts: ['limitedparent'] }),
+        account('limitedparent', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 100n }),
+        account('crowd', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 1000n, max_call_cost: 100n }),
+        account('alerted', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 100n, notification_email: 'ops@example.net' }),
+        account('onecall', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 1000n }),
+        account('prepaidcap', { balance: 10_000n, max_call_cost: 60n }),
+      ],
+    });
+    rating = await RatingDataCache.start(ctx);
+    deps = { ctx, rating };
+  });
+
+  afterAll(async () => {
+    await rating?.close();
+    await ctx?.destroy();
+  });
+
+  it('max_call_cost: a postpaid call is granted what the cap pays for, with the headroom', async () => {
+    const answer = await run(authorize, recent().authorization(null, 'percall'));
+    expect(answer).toMatchObject({ authorized: true, max_available_units: 98 });
+  });
+
+  it('max_call_cost below a prepaid balance: the cap decides', async () => {
+    expect(await run(authorize, recent().authorization(null, 'prepaidcap'))).toMatchObject({ authorized: true, max_available_units: 58 });
+  });
+
+  it('an hourly limit: what was spent in the hour counts; nothing left refuses with SPEND_LIMIT_EXCEEDED', async () => {
+    const jobs = recent();
+    expect(await run(record, jobs.record('h1', 'hourly', 200))).toMatchObject({ ok: true });
+    expect(await run(authorize, jobs.authorization(null, 'hourly'))).toMatchObject({ authorized: true, max_available_units: 98 });
+    expect(await run(record, jobs.record('h2', 'hourly', 100))).toMatchObject({ ok: true });
+    expect(await run(authorize, jobs.authorization(null, 'hourly'))).toMatchObject({
+      authorized: false,
+      unauthorized_reason: 'SPEND_LIMIT_EXCEEDED',
+      unauthorized_account_tag: 'hourly',
+    });
+  });
+
+  it('a daily limit counts the day; the tighter window decides', async () => {
+    const jobs = recent();
+    expect(await run(record, jobs.record('d1', 'daily', 100))).toMatchObject({ ok: true });
+    expect(await run(authorize, jobs.authorization(null, 'daily'))).toMatchObject({ authorized: true, max_available_units: 48 });
+  });
+
+  it('a parent counts its own share: its limit bounds the child call', async () => {
+    expect(await run(authorize, recent().authorization(null, 'child'))).toMatchObject({ authorized: true, max_available_units: 98 });
+  });
+
+  it('begin refuses a call the limits no longer allow', async () => {
+    const jobs = recent();
+    expect(await run(record, jobs.record('b1', 'beginner', 50))).toMatchObject({ ok: true });
+    expect(await run(begin, jobs.begin('b2', 'beginner'))).toMatchObject({ ok: false, reason: 'SPEND_LIMIT_EXCEEDED' });
+    expect((await accounts().findOne({ account_tag: 'beginner' }))!.running_transactions).toHaveLength(0);
+  });
+
+  it('without max_call_cost, one call may hold the whole window: a second call is refused while it runs', async () => {
+    const jobs = callJobs(Date.now());
+    expect(await run(authorize, jobs.authorization('o1', 'onecall'))).toMatchObject({ authorized: true, max_available_units: 998 });
+    expect(await run(authorize, jobs.authorization('o2', 'onecall'))).toMatchObject({
+      authorized: false,
+      unauthorized_reason: 'SPEND_LIMIT_EXCEEDED',
+    });
+  });
+
+  it('50 parallel calls of one account never together pass its hourly limit; max_call_cost lets them share it', async () => {
+    const jobs = callJobs(Date.now());
+    const tags = Array.from({ length: 50 }, (_, i) => `p${i}`);
+    const answers = await Promise.all(tags.map((tag) => run(authorize, jobs.authorization(tag, 'crowd'))));
+    const granted = tags.filter((_, i) => answers[i].authorized);
+    // Each call holds at most max_call_cost (100) of the hour's 1000: ten calls, the rest refused.
+    expect(granted.length).toBe(10);
+    expect(
+      answers
+        .filter((a) => !a.authorized)
+        .every((a) => a.unauthorized_reason === 'SPEND_LIMIT_EXCEEDED' || a.unauthorized_reason === 'BUSY'),
+    ).toBe(true);
+    // Every granted call begins and runs its whole grant plus the headroom a proxy may overrun.
+    await Promise.all(granted.map((tag) => run(begin, jobs.begin(tag, 'crowd'))));
+    const unitsOf = new Map(tags.map((tag, i) => [tag, answers[i].max_available_units ?? 0]));
+    for (const tag of granted) await run(end, jobs.end(tag, 'crowd', unitsOf.get(tag)! + 2));
+    await processAll('crowd');
+    const total = await charged('crowd');
+    expect(total).toBe(1000n);
+  });
+
+  it('an alert goes out when a charge makes the hour reach 80 % and then 100 % of its limit, once each', async () => {
+    const spendAlerts = async () =>
+      (await ctx.queues.alerts.getJobs(['completed', 'waiting', 'active', 'delayed', 'failed']))
+        .filter((j) => j.data.kind === 'SPEND_LIMIT' && j.data.account_tag === 'alerted')
+        .map((j) => j.data.details.percent)
+        .sort();
+    const until = async (want: string[]) => {
+      for (let i = 0; i < 100 && JSON.stringify(await spendAlerts()) !== JSON.stringify(want); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(await spendAlerts()).toEqual(want);
+    };
+    const jobs = recent();
+    expect(await run(record, jobs.record('a1', 'alerted', 50))).toMatchObject({ ok: true });
+    expect(await run(record, jobs.record('a2', 'alerted', 30))).toMatchObject({ ok: true });
+    await until(['80']);
+    expect(await run(record, jobs.record('a3', 'alerted', 10))).toMatchObject({ ok: true });
+    expect(await run(record, jobs.record('a4', 'alerted', 10))).toMatchObject({ ok: true });
+    await until(['100', '80']);
+  });
+
+  it('the ledger audit stays exact', async () => {
+    expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
+  });
+});
