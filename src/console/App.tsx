@@ -8,6 +8,7 @@ import { makeLayout, makeMenu, type MenuPage } from './layout';
 import { Dashboard } from './pages/Dashboard';
 import { AccountCreate, AccountEdit, AccountList, AccountShow } from './pages/accounts';
 import { carriers } from './resources/carriers';
+import { holidays } from './resources/holidays';
 import { imports } from './resources/imports';
 import { pricelists } from './resources/pricelists';
 import { rateDecks } from './resources/rate-decks';
@@ -28,7 +29,7 @@ const account: ConsoleResource = {
   recordRepresentation: 'account_tag',
 };
 
-const resources: ConsoleResource[] = [account, carriers, pricelists, rates, transactions];
+const resources: ConsoleResource[] = [account, carriers, pricelists, rates, holidays, transactions];
 
 /** Rate decks and imports are custom pages (ConsolePage); a ConsoleResource with a list works too. */
 const extras: Array<ConsolePage | ConsoleResource> = [rateDecks, imports];

@@ -12,7 +12,14 @@
  *      rates list shows the new prefixes;
  *   6. a CDR file uploaded on the imports page is imported: its calls charged at the price of their time
  *      (before the deck), its bad line listed with the reason;
- *   7. the dashboard shows the worker count, and its figures count the calls and their revenue.
+ *   7. the dashboard shows the worker count, and its figures count the calls and their revenue;
+ *   8. holidays created on the holidays page are listed by date, one is deleted from its edit page, and a
+ *      pricelist's time zone is set on its edit page (an unknown zone is refused with the API's message);
+ *   9. a timed rate (peak, Mon-Fri 18:00-22:00) is created through the rate form (a start without an end is
+ *      refused with the API's message first), saved again from its edit page, and the rates list shows its
+ *      timing;
+ *  10. a call recorded through the agent across the peak's start, on the pricelist's clock, is charged
+ *      60 + 600, and its record's page shows the two segments.
  *
  *   npm run test:console -- [--keep] [--headed]
  *     --keep    leave the temp dir (service log, screenshots) in place
@@ -377,6 +384,171 @@ async function dashboard(page: Page): Promise<void> {
   passed(`the dashboard shows the worker count, and its figures count the calls and their revenue (${dayRevenue})`);
 }
 
+/**
+ * Issue 34 (peak and off-peak rates). Runs last: the peak rate and the time zone it adds to lab-retail
+ * would change the prices the checks above expect. The pricelist's clock is Asia/Tokyo (UTC+9, no DST):
+ * the peak starts at 09:00Z, so a reading in UTC would find no peak and charge 120.
+ */
+const TIMED = {
+  timeZone: 'Asia/Tokyo',
+  peakRate: 600,
+  days: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri'],
+  start: '18:00:00',
+  end: '22:00:00',
+  summary: 'Mon-Fri 18:00-22:00',
+  seconds: 120,
+  /** 60 s off-peak at 60/min (the price before the deck) and 60 s at peak. */
+  segmentFees: ['60', '600'],
+  fee: 660,
+};
+
+/** A Monday 17:59:00 in Tokyo (08:59:00Z) one to two weeks ago: before the deck, long before the dashboard's windows. */
+function mondayBeforePeak(): Date {
+  const weekAgo = new Date(Date.now() - 7 * 86_400_000);
+  const sinceMonday = (weekAgo.getUTCDay() + 6) % 7;
+  return new Date(Date.UTC(weekAgo.getUTCFullYear(), weekAgo.getUTCMonth(), weekAgo.getUTCDate() - sinceMonday, 8, 59, 0));
+}
+
+async function createHoliday(page: Page, date: string, name: string): Promise<void> {
+  await openMenu(page, 'Holidays');
+  await page
+    .getByRole('link', { name: /create/i })
+    .first()
+    .click();
+  await page.getByLabel('Date', { exact: false }).first().fill(date);
+  await page.getByLabel('Name', { exact: false }).first().fill(name);
+  await save(page);
+  await page.getByTestId('holiday-date').filter({ hasText: date }).waitFor();
+}
+
+async function holidayAndTimeZone(page: Page): Promise<void> {
+  const year = new Date().getUTCFullYear() + 1;
+  const date = `${year}-12-25`;
+  const earlier = `${year}-01-01`;
+  await createHoliday(page, date, 'Christmas');
+  await createHoliday(page, earlier, 'New Year');
+  const dates = (await page.getByTestId('holiday-date').allInnerTexts()).map((t) => t.trim());
+  if (JSON.stringify(dates) !== JSON.stringify([earlier, date])) fail(`the holidays list shows ${JSON.stringify(dates)}, by date`);
+  await shot(page, '13-holidays');
+  // A holiday opens on its edit page, which deletes it (after a confirmation).
+  await page.getByTestId('holiday-date').filter({ hasText: earlier }).click();
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await page.getByText('Element deleted').first().waitFor();
+  await page.getByTestId('holiday-date').filter({ hasText: earlier }).waitFor({ state: 'detached' });
+
+  await openMenu(page, 'Pricelists');
+  await page.getByText('lab-retail', { exact: true }).first().click();
+  await page.getByRole('link', { name: 'Edit' }).click();
+  const zone = page.getByLabel('Time zone', { exact: false }).first();
+  await zone.fill('Mars/Olympus');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page
+    .getByText(/time_zone: must be an IANA time zone/)
+    .first()
+    .waitFor();
+  await shot(page, '14-pricelist-time-zone-refused');
+  await zone.fill(TIMED.timeZone);
+  await save(page);
+  await page.getByTestId('pricelist-time-zone').filter({ hasText: TIMED.timeZone }).first().waitFor();
+  await shot(page, '15-pricelist-time-zone');
+
+  const data = await gql<{ Holiday: { name: string } | null; Pricelist: { time_zone: string | null } | null }>(
+    'query ($date: String) { Holiday(date: $date) { name } Pricelist(pricelist_tag: "lab-retail") { time_zone } }',
+    { date },
+  );
+  if (data.Holiday?.name !== 'Christmas') fail(`the holiday created in the console reads back as ${JSON.stringify(data.Holiday)}`);
+  if (data.Pricelist?.time_zone !== TIMED.timeZone) fail(`the pricelist's time zone reads back as ${JSON.stringify(data.Pricelist)}`);
+  const { _allHolidaysMeta: count } = await gql<{ _allHolidaysMeta: { count: number } }>('{ _allHolidaysMeta { count } }');
+  if (count.count !== 1) fail(`${count.count} holidays after one of two was deleted`);
+  passed(
+    `holidays are created, listed by date and deleted, and lab-retail's time zone is set to ${TIMED.timeZone} (an unknown zone refused)`,
+  );
+}
+
+async function timedRate(page: Page): Promise<void> {
+  await openMenu(page, 'Rates');
+  await page
+    .getByRole('link', { name: /create/i })
+    .first()
+    .click();
+  await pick(page, 'Pricelist', 'lab-retail');
+  await pick(page, 'Carrier', 'lab-carrier');
+  await page.getByLabel('Prefix', { exact: false }).first().fill('39');
+  await page.getByLabel('Rate', { exact: true }).or(page.getByLabel('Rate *')).first().fill(String(TIMED.peakRate));
+  await page.getByLabel('Description', { exact: false }).first().fill('lab peak');
+  for (const day of TIMED.days) await page.getByRole('checkbox', { name: day, exact: true }).check();
+  await page.getByLabel('Start', { exact: true }).fill(TIMED.start);
+  // The API refuses a start without an end: the form shows its message and stays open.
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page
+    .getByText(/timing\.start and end: give both/)
+    .first()
+    .waitFor();
+  await shot(page, '16-timed-rate-refused');
+  await page.getByLabel('End', { exact: true }).fill(TIMED.end);
+  await shot(page, '17-timed-rate-create');
+  await save(page);
+  await page.getByTestId('rate-timing').filter({ hasText: TIMED.summary }).first().waitFor();
+  // Saved again from its edit page, the timing the form loaded goes back as the API takes it.
+  await page.getByRole('link', { name: 'Edit' }).click();
+  await page.getByLabel('Description', { exact: false }).first().fill('lab peak hours');
+  await save(page);
+  await page.getByTestId('rate-description').filter({ hasText: 'lab peak hours' }).waitFor();
+  await page.getByTestId('rate-timing').filter({ hasText: TIMED.summary }).first().waitFor();
+
+  await openMenu(page, 'Rates');
+  await page.getByTestId('rate-timing').filter({ hasText: TIMED.summary }).first().waitFor();
+  await shot(page, '18-rates-with-timing');
+  const { allPricelistRates: rates } = await gql<{ allPricelistRates: Array<{ rate: number; timing: unknown }> }>(
+    '{ allPricelistRates(filter: { pricelist_tag: "lab-retail", prefix: "39" }) { rate timing { days start end holidays } } }',
+  );
+  const peak = rates.find((r) => r.rate === TIMED.peakRate);
+  const expected = { days: [1, 2, 3, 4, 5], start: TIMED.start, end: TIMED.end, holidays: null };
+  if (JSON.stringify(peak?.timing) !== JSON.stringify(expected)) fail(`the timed rate reads back as ${JSON.stringify(rates)}`);
+  passed(
+    `a timed rate (${TIMED.summary}, ${TIMED.peakRate}/min) is created and edited through the form, and the rates list shows its timing`,
+  );
+}
+
+async function segmentedRecord(page: Page): Promise<void> {
+  const tag = `lab-peak-${Date.now()}`;
+  const begin = mondayBeforePeak();
+  const answer = await agent('record_transaction', {
+    account_tag: CALL.account,
+    transaction_tag: tag,
+    source: '1001',
+    destination: CALL.destination,
+    timestamp_begin: begin.toISOString(),
+    timestamp_end: new Date(begin.getTime() + TIMED.seconds * 1000).toISOString(),
+  });
+  if (answer.ok !== true) fail(`recordTransaction refused the peak call: ${JSON.stringify(answer)}`);
+  const read = async () =>
+    (
+      await gql<{ Transaction: { fee: number | string; segments: Array<{ fee: number | string }> | null } | null }>(
+        'query ($tag: String) { Transaction(account_tag: "lab-customer", transaction_tag: $tag) { fee segments { fee } } }',
+        { tag },
+      )
+    ).Transaction;
+  const record = await eventually('the peak call is recorded', read, (r) => r !== null);
+  const fees = (record?.segments ?? []).map((s) => String(s.fee));
+  if (String(record?.fee) !== String(TIMED.fee) || JSON.stringify(fees) !== JSON.stringify(TIMED.segmentFees))
+    fail(`the call from ${begin.toISOString()} is recorded as ${JSON.stringify(record)}, expected fee ${TIMED.fee} in segments ${fees}`);
+
+  await openMenu(page, 'Transactions');
+  await page.getByText(tag).first().click();
+  await page.getByTestId('transaction-segments').waitFor();
+  const shownFees = (await page.getByTestId('segment-fee').allInnerTexts()).map((t) => t.trim());
+  const timings = (await page.getByTestId('segment-timing').allInnerTexts()).map((t) => t.trim());
+  const fee = (await page.getByTestId('transaction-fee').first().innerText()).trim();
+  await shot(page, '19-record-segments');
+  if (JSON.stringify(shownFees) !== JSON.stringify(TIMED.segmentFees) || fee !== String(TIMED.fee) || timings[1] !== TIMED.summary)
+    fail(`the record's page shows fee ${fee}, segment fees ${JSON.stringify(shownFees)}, timings ${JSON.stringify(timings)}`);
+  passed(
+    `a call recorded across the peak's start (${begin.toISOString()}, Tokyo 17:59) costs ${TIMED.fee}, and its page shows the two segments`,
+  );
+}
+
 async function run(browser: Browser, dir: string): Promise<void> {
   await readOnlySeesNoEditing(browser);
   const page = await newPage(browser);
@@ -388,6 +560,9 @@ async function run(browser: Browser, dir: string): Promise<void> {
   await rateDeck(page, dir);
   await cdrImport(page, dir);
   await dashboard(page);
+  await holidayAndTimeZone(page);
+  await timedRate(page);
+  await segmentedRecord(page);
 }
 
 // ============================================================================ main

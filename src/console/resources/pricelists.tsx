@@ -22,6 +22,7 @@ import {
 } from 'react-admin';
 import { useCanWrite } from '../auth/permissions';
 import { ListActions, ShowActions, UtcDateField } from './resource-helpers';
+import { TimingField } from './timing';
 import type { ConsoleResource } from './types';
 
 /** Pricelists (GraphQL type Pricelist): a named group of rates in one currency. */
@@ -53,6 +54,9 @@ function PricelistList(): ReactElement {
         </DataTable.Col>
         <DataTable.Col source="name" label="Name" />
         <DataTable.Col source="currency" label="Currency" />
+        <DataTable.Col source="time_zone" label="Time zone">
+          <TextField source="time_zone" emptyText="UTC" data-testid="pricelist-time-zone" />
+        </DataTable.Col>
       </DataTable>
     </List>
   );
@@ -90,6 +94,9 @@ function PricelistRates(): ReactElement {
             <DataTable.NumberCol source="connect_fee" label="Connect fee" />
             <DataTable.NumberCol source="rate_increment" label="Increment (s)" />
             <DataTable.NumberCol source="interval_start" label="Interval start (s)" />
+            <DataTable.Col source="timing" label="Timing" disableSort>
+              <TimingField data-testid="pricelist-rate-timing" />
+            </DataTable.Col>
             <DataTable.Col source="datetime_start" label="Valid from">
               <UtcDateField source="datetime_start" />
             </DataTable.Col>
@@ -110,12 +117,20 @@ function PricelistShow(): ReactElement {
         <TextField source="pricelist_tag" label="Pricelist tag" data-testid="pricelist-tag" />
         <TextField source="name" label="Name" data-testid="pricelist-name" emptyText="—" />
         <SelectField source="currency" label="Currency" choices={CURRENCIES} data-testid="pricelist-currency" />
+        <TextField source="time_zone" label="Time zone (rate timings)" data-testid="pricelist-time-zone" emptyText="UTC" />
         <TextField source="id" label="ID" />
         <PricelistRates />
       </SimpleShowLayout>
     </Show>
   );
 }
+
+/** An emptied time zone is sent as null (UTC); surrounding spaces are dropped. */
+const emptyAsNull = (value: string | null | undefined) =>
+  value === null || value === undefined || value.trim() === '' ? null : value.trim();
+
+/** Every save sends time_zone: null when the input is empty or untouched (the API reads null as UTC). */
+const withTimeZone = (data: Record<string, unknown>) => ({ ...data, time_zone: emptyAsNull(data.time_zone as string | null | undefined) });
 
 function PricelistForm(): ReactElement {
   return (
@@ -129,13 +144,19 @@ function PricelistForm(): ReactElement {
         validate={required()}
         helperText="Rates are in minor units of this currency"
       />
+      <TextInput
+        source="time_zone"
+        label="Time zone"
+        parse={emptyAsNull}
+        helperText="IANA time zone, e.g. Europe/Rome; empty = UTC. The clock its rates' timings (peak hours, weekdays, holidays) are read on"
+      />
     </SimpleForm>
   );
 }
 
 function PricelistCreate(): ReactElement {
   return (
-    <Create redirect="show" record={{ currency: 'EUR' }}>
+    <Create redirect="show" record={{ currency: 'EUR' }} transform={withTimeZone}>
       <PricelistForm />
     </Create>
   );
@@ -143,7 +164,7 @@ function PricelistCreate(): ReactElement {
 
 function PricelistEdit(): ReactElement {
   return (
-    <Edit mutationMode="pessimistic" redirect="show">
+    <Edit mutationMode="pessimistic" redirect="show" transform={withTimeZone}>
       <PricelistForm />
     </Edit>
   );

@@ -20,6 +20,7 @@ import {
 } from 'react-admin';
 import { useCanWrite } from '../auth/permissions';
 import { ListActions, ShowActions, TagInput, UtcDateField, UtcDateTimeInput } from './resource-helpers';
+import { TimingField, TimingInputs, timingForApi, timingSummary, type RateTiming } from './timing';
 import type { ConsoleResource } from './types';
 
 /**
@@ -57,6 +58,9 @@ function RateList(): ReactElement {
         <DataTable.NumberCol source="connect_fee" label="Connect fee" />
         <DataTable.NumberCol source="rate_increment" label="Increment (s)" />
         <DataTable.NumberCol source="interval_start" label="Interval start (s)" />
+        <DataTable.Col source="timing" label="Timing" disableSort>
+          <TimingField data-testid="rate-timing" />
+        </DataTable.Col>
         <DataTable.Col source="datetime_start" label="Valid from">
           <UtcDateField source="datetime_start" />
         </DataTable.Col>
@@ -77,6 +81,7 @@ interface PreviousVersion {
   rate_increment?: number | null;
   interval_start?: number | null;
   description?: string | null;
+  timing?: RateTiming | null;
 }
 
 const showDate = (value: string | null | undefined) => {
@@ -106,6 +111,7 @@ function PreviousVersions(): ReactElement {
           <TableCell align="right">Connect fee</TableCell>
           <TableCell align="right">Increment (s)</TableCell>
           <TableCell align="right">Interval start (s)</TableCell>
+          <TableCell>Timing</TableCell>
           <TableCell>Description</TableCell>
         </TableRow>
       </TableHead>
@@ -118,6 +124,7 @@ function PreviousVersions(): ReactElement {
             <TableCell align="right">{showValue(version.connect_fee)}</TableCell>
             <TableCell align="right">{showValue(version.rate_increment)}</TableCell>
             <TableCell align="right">{showValue(version.interval_start)}</TableCell>
+            <TableCell>{timingSummary(version.timing) || '—'}</TableCell>
             <TableCell>{showValue(version.description)}</TableCell>
           </TableRow>
         ))}
@@ -137,6 +144,7 @@ function RateShow(): ReactElement {
         <NumberField source="connect_fee" label="Connect fee (minor units)" data-testid="rate-connect-fee" />
         <NumberField source="rate_increment" label="Billing increment (s)" data-testid="rate-increment" />
         <NumberField source="interval_start" label="Interval start (s)" data-testid="rate-interval-start" />
+        <TimingField label="Timing" data-testid="rate-timing" emptyText="At all times (no timing)" />
         <UtcDateField source="datetime_start" label="Valid from" data-testid="rate-datetime-start" emptyText="no start bound" />
         <UtcDateField source="datetime_end" label="Valid until" data-testid="rate-datetime-end" emptyText="indefinitely" />
         <TextField source="description" label="Description" data-testid="rate-description" emptyText="—" />
@@ -185,13 +193,17 @@ function RateForm(): ReactElement {
       <UtcDateTimeInput source="datetime_start" label="Valid from" helperText="Empty: no start bound" />
       <UtcDateTimeInput source="datetime_end" label="Valid until" helperText="Exclusive; empty: valid indefinitely" />
       <TextInput source="description" label="Description" multiline />
+      <TimingInputs />
     </SimpleForm>
   );
 }
 
+/** The timing inputs as the API takes them: an object, or null when nothing is set (clears a rate's timing). */
+const withTiming = (data: Record<string, unknown>) => ({ ...data, timing: timingForApi(data.timing) });
+
 function RateCreate(): ReactElement {
   return (
-    <Create redirect="show" record={{ prefix: '', connect_fee: 0, rate_increment: 1, interval_start: 0 }}>
+    <Create redirect="show" record={{ prefix: '', connect_fee: 0, rate_increment: 1, interval_start: 0 }} transform={withTiming}>
       <RateForm />
     </Create>
   );
@@ -199,7 +211,7 @@ function RateCreate(): ReactElement {
 
 function RateEdit(): ReactElement {
   return (
-    <Edit mutationMode="pessimistic" redirect="show">
+    <Edit mutationMode="pessimistic" redirect="show" transform={withTiming}>
       <RateForm />
     </Edit>
   );

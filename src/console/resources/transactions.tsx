@@ -16,9 +16,10 @@ import {
   WrapperField,
   useRecordContext,
 } from 'react-admin';
-import { Box, Chip, Stack } from '@mui/material';
-import { MinorUnitsField } from '../components/money';
+import { Box, Chip, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
+import { MinorUnitsField, formatMinorUnits } from '../components/money';
 import { ListActions, UtcDateField, UtcDateTimeInput } from './resource-helpers';
+import { timingSummary, type RateTiming } from './timing';
 import type { ConsoleResource } from './types';
 
 /**
@@ -123,6 +124,7 @@ function TransactionShow(): ReactElement {
             <RateSnapshot />
           </Box>
         </Labeled>
+        <Segments label={false} />
         <TextField source="id" label="ID" />
       </SimpleShowLayout>
     </Show>
@@ -172,6 +174,75 @@ function RateSnapshot(): ReactElement {
         </Box>
       ))}
     </>
+  );
+}
+
+/** One stretch of a call rated with a timed rate, at one price (docs/RATING.md, "A call across a boundary"). */
+interface ChargedSegment {
+  prefix: string;
+  from: number;
+  seconds: number;
+  /** BigInt: a JSON number, or a decimal string past 2^53. */
+  fee: number | string;
+  rate: number;
+  rate_increment: number;
+  interval_start: number;
+  description?: string | null;
+  timing?: RateTiming | null;
+}
+
+/**
+ * What each stretch of a call rated with a timed rate was charged; nothing for one-price records
+ * (segments null). The record's fee is the connect fee plus the segments' fees.
+ */
+function Segments(_props: { label?: false }): ReactElement | null {
+  const record = useRecordContext<{ id: string; segments?: ChargedSegment[] | null; destination_rate?: { connect_fee?: number } | null }>();
+  const segments = record?.segments;
+  if (!segments) return null;
+  const connectFee = record?.destination_rate?.connect_fee;
+  return (
+    <Labeled label="Charged segments" fullWidth>
+      <Box>
+        <Table size="small" aria-label="Charged segments" data-testid="transaction-segments">
+          <TableHead>
+            <TableRow>
+              <TableCell align="right">From (s)</TableCell>
+              <TableCell align="right">Seconds</TableCell>
+              <TableCell align="right">Rate (per minute)</TableCell>
+              <TableCell align="right">Increment (s)</TableCell>
+              <TableCell align="right">Fee</TableCell>
+              <TableCell>Description</TableCell>
+              <TableCell>Timing</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {segments.map((segment) => (
+              <TableRow key={segment.from} data-testid="transaction-segment">
+                <TableCell align="right" data-testid="segment-from">
+                  {segment.from}
+                </TableCell>
+                <TableCell align="right" data-testid="segment-seconds">
+                  {segment.seconds}
+                </TableCell>
+                <TableCell align="right" data-testid="segment-rate">
+                  {segment.rate}
+                </TableCell>
+                <TableCell align="right">{segment.rate_increment}</TableCell>
+                <TableCell align="right" data-testid="segment-fee">
+                  {formatMinorUnits(segment.fee)}
+                </TableCell>
+                <TableCell>{segment.description || '—'}</TableCell>
+                <TableCell data-testid="segment-timing">{timingSummary(segment.timing) || 'no timing (base rate)'}</TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+        <Typography variant="caption" color="text.secondary">
+          The fee is the connect fee{connectFee === undefined ? '' : ` (${connectFee})`} of the price at the call&apos;s start plus the
+          segments&apos; fees.
+        </Typography>
+      </Box>
+    </Labeled>
   );
 }
 

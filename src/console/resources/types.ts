@@ -7,6 +7,8 @@ import type { ComponentType, ReactElement } from 'react';
  * file in camelCase (`carriers`, `pricelists`, `rates`, `transactions`) of type ConsoleResource.
  * `name` is the GraphQL type name the API uses (ra-data-graphql-simple): 'Carrier', 'Pricelist',
  * 'PricelistRate' (rates), 'Transaction'. The menu shows `options.label` (e.g. 'Rates'). App.tsx renders one <Resource> per export.
+ * holidays.tsx exports `holidays` ('Holiday', the calendar rate timings read); timing.tsx holds the rate
+ * timing pieces (summary, field, form inputs) that rates, pricelists and transactions share.
  *
  * rate-decks.tsx and imports.tsx are custom pages: they export `rateDecks` and `imports` of type
  * ConsolePage. App.tsx mounts `element` under <CustomRoutes> at `path` (no leading slash, e.g.
