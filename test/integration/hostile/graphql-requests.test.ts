@@ -26,7 +26,7 @@ const ENDPOINTS: Endpoint[] = [
     name: 'api',
     mutation: 'mutation { createCarrier(carrier_tag: "hostile", host: "10.0.0.1", port: 5060) { id } }',
     withVariable: 'mutation ($t: String!) { createCarrier(carrier_tag: $t, host: "10.0.0.1", port: 5060) { id } }',
-    maxCost: 30000,
+    maxCost: 40000,
   },
   {
     name: 'agent',
