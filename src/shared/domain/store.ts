@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { openMongo, type MongoConnection, type MongoPoolOptions } from '../infra/mongo';
 import type { OutcomeDoc } from './calls/decisions';
 import type { ImportBatchDoc } from './ledger/batches';
+import type { ReratingDoc } from './rerating/runs';
 import type { LedgerEntryDoc } from './ledger/model';
 import type { AccountDoc, CarrierDoc, HolidayDoc, PricelistDoc, PricelistRateDoc, RecordState, TransactionDoc } from './types';
 
@@ -19,6 +20,8 @@ export interface Collections {
   ledger: Collection<LedgerEntryDoc>;
   /** Who decided each agent operation's fate, the worker ('done') or the agent ('abandoned'): src/shared/domain/calls/decisions.ts. */
   outcomes: Collection<OutcomeDoc>;
+  /** Rerating runs: their selection, progress and totals (docs/RERATING.md). */
+  reratings: Collection<ReratingDoc>;
   /** The holiday calendar that rate timings read (docs/RATING.md). */
   holidays: Collection<HolidayDoc>;
   /** Import batches and settlements: src/shared/domain/ledger/batches.ts, settlements.ts. */
@@ -41,6 +44,7 @@ export function collectionsOf(db: Db): Collections {
     outcomes: db.collection<OutcomeDoc>('agent_outcomes'),
     importBatches: db.collection<ImportBatchDoc>('import_batches'),
     holidays: db.collection<HolidayDoc>('holidays'),
+    reratings: db.collection<ReratingDoc>('reratings'),
   };
 }
 
@@ -75,6 +79,10 @@ export async function ensureIndexes(collections: Collections): Promise<void> {
     // timing_key, which the index reads as null, so they stay one per (pricelist, carrier, prefix).
     collections.rates.createIndex({ pricelist_tag: 1, carrier_tag: 1, prefix: 1, timing_key: 1 }, { unique: true }),
     collections.holidays.createIndex({ date: 1 }, { unique: true }),
+    // The records a rerating run selects: by the time their call started (docs/RERATING.md).
+    collections.transactions.createIndex({ timestamp_begin: 1 }),
+    // Runs the recovery sweep resumes (running, not moved for a while): few, by state.
+    collections.reratings.createIndex({ state: 1, updated_at: 1 }),
     // A call is (caller, tag): a parent holds one record per child call, even when two children use one tag.
     collections.transactions.createIndex({ account_tag: 1, transaction_tag: 1, origin_account_tag: 1 }, { unique: true }),
     // A retried import batch reads every record it wrote (src/workers/imports/batch.ts).

@@ -242,6 +242,24 @@ export interface AccountDoc {
 
 export type RecordState = 'pending' | 'charged' | 'imported' | 'rolling_back';
 
+/** One rerating of a record (docs/RERATING.md): the fee it had and the fee it got, and when. */
+export interface RecordRerating {
+  /** The rerating run (`reratings` collection `_id`). */
+  run: string;
+  at: Date;
+  fee_before: bigint;
+  fee_after: bigint;
+}
+
+/**
+ * A rerating under way on a record (its intent, written before the ledger moves): the new fee, rate and
+ * segments. Whoever finds it finishes it (src/shared/domain/ledger/rerate.ts) before touching the record.
+ */
+export interface PendingRerating extends RecordRerating {
+  rate: RateSnapshot | null;
+  segments: ChargedSegment[] | null;
+}
+
 export interface TransactionDoc {
   _id: string;
   transaction_tag: string;
@@ -268,6 +286,10 @@ export interface TransactionDoc {
   fee: bigint;
   /** Only for a timed rate: what each stretch of the call was charged (docs/RATING.md); absent otherwise. */
   segments?: ChargedSegment[] | null;
+  /** Every rerating that changed the fee, oldest first; the fee first charged is the first one's fee_before. */
+  reratings?: RecordRerating[];
+  /** A rerating under way (its ledger change may or may not be applied yet); absent otherwise. */
+  rerate?: PendingRerating | null;
   /**
    * Written by the engine: 'pending' until its charge (ledger `charge:<_id>`) is applied, then
    * 'charged'; 'rolling_back' while a rollback refunds it (ledger `refund:<_id>`). 'imported': written

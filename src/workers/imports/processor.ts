@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
-import { isSettlementJob, type ImportBatchResult, type ImportJob } from '../../shared/domain/queues/payloads';
+import { isRerateJob, isSettlementJob, type ImportBatchResult, type ImportJob } from '../../shared/domain/queues/payloads';
+import { processRerateBatch, type RerateBatchResult } from '../rerating/batch';
 import { TransactionDeps } from '../transactions/deps';
 import { beforeDeadline } from '../../shared/domain/calls';
 import { processImportBatch } from './batch';
@@ -7,13 +8,14 @@ import { phaseClock } from '../../shared/infra/phase-clock';
 import { importBatchId, settleImportBatches, timedOutBatchResult, type SettlementResult } from '../../shared/domain/ledger';
 
 /**
- * The `imports` queue: batches of finished calls (CDR files, recordTransactions), and the settlements
- * of file batches' debits. The result is the job's return value; file imports also keep it in MongoDB
+ * The `imports` queue: batches of finished calls (CDR files, recordTransactions), the settlements
+ * of file batches' debits, and the batches of rerating runs (src/workers/rerating). The result is the job's return value; file imports also keep it in MongoDB
  * (import_batches).
  */
 export function importProcessor(deps: TransactionDeps) {
-  return async (job: Job<ImportJob>): Promise<ImportBatchResult | SettlementResult> => {
+  return async (job: Job<ImportJob>): Promise<ImportBatchResult | SettlementResult | RerateBatchResult> => {
     const data = job.data;
+    if (isRerateJob(data)) return processRerateBatch(deps, data);
     if (isSettlementJob(data)) {
       const clock = phaseClock();
       const result = await settleImportBatches(

@@ -5,6 +5,7 @@ import { ROLLBACK_OUTCOMES, UNSETTLED_RECORDS } from '../../shared/domain/store'
 import { abandonUnlessDecided, type OutcomeDoc } from '../../shared/domain/calls';
 import { undoAgentBatch } from '../imports/undo';
 import { beginRecovery } from '../transactions/begin';
+import { resumeReratings } from '../rerating/batch';
 import type { TransactionDeps } from '../transactions/deps';
 import { endRecovery } from '../transactions/end';
 import { processingRecovery } from '../transactions/reconcile';
@@ -39,6 +40,8 @@ export interface RecoveryResult {
   entriesSettled: number;
   /** Decisions deleted, past OUTCOME_RETENTION_SECONDS and settled. */
   decisionsPruned: number;
+  /** Rerating runs whose next batch was queued again (its job lost or failed for good). */
+  reratingsResumed: number;
 }
 
 /**
@@ -53,7 +56,9 @@ export interface RecoveryResult {
  * - records 'rolling_back': their refund finished and the record deleted;
  * - rollbacks decided 'done' whose job was lost before finishing: carried out;
  * - agent batches (recordTransactions) never decided by their deadline: taken back;
- * - file import batches finished but never settled, and settlements left unfinished: settled.
+ * - file import batches finished but never settled, and settlements left unfinished: settled;
+ * - rerating runs that have not moved for a while: their next batch queued again (a record's own
+ *   rerating under way is finished by the run's batch, or by a rollback that meets it).
  * Ended calls whose processing job was lost are queued again by requeue-ended.ts.
  */
 export async function recoverInterrupted(deps: TransactionDeps, now: Date = new Date()): Promise<RecoveryResult> {
@@ -68,6 +73,7 @@ export async function recoverInterrupted(deps: TransactionDeps, now: Date = new 
     batchesSettled: 0,
     entriesSettled: 0,
     decisionsPruned: 0,
+    reratingsResumed: 0,
   };
   const cutoff = now.getTime() - takeoverAfterMs(deps);
   await settleMarkers(deps, cutoff, result);
@@ -77,6 +83,7 @@ export async function recoverInterrupted(deps: TransactionDeps, now: Date = new 
   await interruptedRecords(deps, cutoff, result);
   result.rollbacksFinished = await finishDecidedRollbacks(deps, cutoff);
   result.decisionsPruned = await pruneDecisions(deps, now, cutoff);
+  result.reratingsResumed = await resumeReratings(deps, takeoverAfterMs(deps), now);
   return result;
 }
 

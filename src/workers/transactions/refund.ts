@@ -1,5 +1,5 @@
 import type { TransactionDoc } from '../../shared/domain/types';
-import { applyOnce, batchDebitState, BatchDebitState, opIds, wasApplied } from '../../shared/domain/ledger';
+import { applyOnce, batchDebitState, BatchDebitState, finishRerating, opIds, wasApplied } from '../../shared/domain/ledger';
 import { recordCredit } from '../../shared/domain/metrics';
 import { fateOf } from './decide';
 import { reconcile } from './reconcile';
@@ -17,12 +17,20 @@ export async function refundRecord(
   const { transactions } = deps.ctx.mongo.collections;
   const record = await transactions.findOne({ _id: seen._id, account_tag: seen.account_tag });
   if (!record) return;
+  // A rerating under way is finished first: the refund gives back the fee the ledger holds (ledger/rerate.ts).
+  if (record.rerate) {
+    await finishRerating(deps.ctx.mongo.collections, record);
+    return refundRecord(deps, seen, batches);
+  }
   if (await charged(deps, record, batches)) {
-    if (record.state !== 'rolling_back')
-      await transactions.updateOne(
-        { _id: record._id, account_tag: record.account_tag },
+    if (record.state !== 'rolling_back') {
+      // Only at the fee read and with no rerating begun since: 'rolling_back' and a rerating exclude each other.
+      const marked = await transactions.updateOne(
+        { _id: record._id, account_tag: record.account_tag, fee: record.fee, rerate: { $in: [null] } },
         { $set: { state: 'rolling_back', rolling_back_at: new Date() } },
       );
+      if (marked.matchedCount === 0) return refundRecord(deps, seen, batches);
+    }
     const refund = await applyOnce(deps.ctx.mongo.collections, {
       op: opIds.refund(record._id),
       account_tag: record.account_tag,
@@ -43,7 +51,11 @@ export async function refundRecord(
  * can no longer be charged); a 'pending' one of recordTransaction is charged now, so that the record
  * job, wherever it is, finds its charge done and the refund below matches it.
  */
-async function charged(deps: TransactionDeps, record: TransactionDoc, batches: ReadonlyMap<string, BatchDebitState>): Promise<boolean> {
+export async function charged(
+  deps: TransactionDeps,
+  record: TransactionDoc,
+  batches: ReadonlyMap<string, BatchDebitState>,
+): Promise<boolean> {
   const store = deps.ctx.mongo.collections;
   switch (record.state) {
     case undefined:

@@ -63,6 +63,16 @@ class LedgerFold {
     if (entry.kind !== 'adjust' && entry.kind !== 'close') addTo(this.netCharges, entry.account_tag, -entry.amount);
   }
 
+  /**
+   * The fee the ledger holds for a record: a rerating under way counts at its new fee once its ledger
+   * change is in, at the old one until then (src/shared/domain/ledger/rerate.ts).
+   */
+  feeOf(record: Pick<TransactionDoc, '_id' | 'fee' | 'rerate'>): bigint {
+    const intent = record.rerate;
+    if (!intent) return record.fee;
+    return this.ids.has(opIds.rerate(intent.run, record._id)) ? intent.fee_after : intent.fee_before;
+  }
+
   /** Whether a record's fee is taken, by the ledger as read; 'pending' and 'rolling_back' ones are in flight. */
   charged(record: Pick<TransactionDoc, '_id' | 'account_tag' | 'state' | 'charge_op'>): { charged: boolean; inFlight: boolean } {
     switch (record.state) {
@@ -87,7 +97,7 @@ class LedgerFold {
 const addTo = (map: Map<string, bigint>, key: string, amount: bigint) => map.set(key, (map.get(key) ?? 0n) + amount);
 
 const LEDGER_FIELDS = { _id: 1, account_tag: 1, amount: 1, kind: 1, batches: 1 } as const;
-const RECORD_FIELDS = { _id: 1, account_tag: 1, transaction_tag: 1, fee: 1, state: 1, charge_op: 1 } as const;
+const RECORD_FIELDS = { _id: 1, account_tag: 1, transaction_tag: 1, fee: 1, state: 1, charge_op: 1, rerate: 1 } as const;
 const ACCOUNT_FIELDS = { account_tag: 1, balance: 1, opening_balance: 1, ledger_pending: 1, import_marker: 1, ledger_rev: 1 } as const;
 
 /** balance - (opening + ledger + markers whose entry is not written): a marker with its entry counts once. */
@@ -130,7 +140,7 @@ export async function auditLedger(collections: AuditCollections, options: { rech
     records += 1;
     const { charged, inFlight: flying } = fold.charged(record);
     if (flying) inFlight += 1;
-    if (charged) addTo(recordFees, record.account_tag, record.fee);
+    if (charged) addTo(recordFees, record.account_tag, fold.feeOf(record));
   }
 
   const suspects: string[] = [];
@@ -191,7 +201,7 @@ export async function stableDifference(
       { account_tag: tag, state: { $exists: true } },
       { projection: RECORD_FIELDS },
     )) {
-      if (fold.charged(record).charged) fees += record.fee;
+      if (fold.charged(record).charged) fees += fold.feeOf(record);
     }
     const entriesAfter = await collections.ledger.countDocuments({ account_tag: tag });
     const after = await collections.accounts.findOne({ account_tag: tag }, { projection: ACCOUNT_FIELDS });

@@ -9,6 +9,8 @@ export type LedgerKind =
   | 'import'
   /** A record's fee given back (rollbackTransaction). */
   | 'refund'
+  /** A record's fee corrected by a rerating run: the old fee less the new (a credit when it fell). */
+  | 'rerate'
   /** An operator's change of the balance (management API). */
   | 'adjust'
   /**
@@ -64,6 +66,8 @@ export const opIds = {
   importDebit: (batchId: string, accountTag: string) => `import:${batchId}:${accountTag}`,
   /** Giving back one record's fee: at most one per record, whatever charged it. */
   refund: (recordId: string) => `refund:${recordId}`,
+  /** One rerating run's correction of one record: at most one per record per run. */
+  rerate: (runId: string, recordId: string) => `rerate:${runId}:${recordId}`,
   /** An operator's balance change through the API. */
   adjust: (requestId: string) => `adjust:${requestId}`,
   /** The closing of a deleted account (its `_id`: a tag may be used again, an account id never). */

@@ -3,8 +3,8 @@ import type { Collections } from '../store';
 import { DAY_MS, HOUR_MS, type Spent } from '../rating/limits';
 import type { LedgerKind, LedgerMarker } from './model';
 
-/** The kinds that make up spending: what calls cost, less what rollbacks gave back. Top-ups and adjustments do not. */
-const SPENDING: readonly LedgerKind[] = ['charge', 'import', 'refund'];
+/** The kinds that make up spending: what calls cost, less what rollbacks and reratings gave back. Top-ups and adjustments do not. */
+const SPENDING: readonly LedgerKind[] = ['charge', 'import', 'refund', 'rerate'];
 
 /**
  * What an account spent in its rolling hour and day at `now` (spend limits, src/shared/domain/rating/limits.ts):

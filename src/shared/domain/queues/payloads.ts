@@ -70,10 +70,21 @@ export interface ImportSettlementJob {
   batches: string[];
 }
 
-/** What the `imports` queue carries: batches ('import-batch') and their settlements ('import-settle'). */
-export type ImportJob = ImportBatchJob | ImportSettlementJob;
+/** One batch of a rerating run (docs/RERATING.md): the run's records after its cursor. Job id `rerate/<run>/<batch>`. */
+export interface RerateBatchJob {
+  rerating_id: string;
+  batch: number;
+}
+
+/**
+ * What the `imports` queue carries: batches ('import-batch') and their settlements ('import-settle'), and
+ * the batches of rerating runs ('rerate-batch'): all bulk work on records.
+ */
+export type ImportJob = ImportBatchJob | ImportSettlementJob | RerateBatchJob;
 
 export const isSettlementJob = (job: ImportJob): job is ImportSettlementJob => 'settlement_id' in job;
+
+export const isRerateJob = (job: ImportJob): job is RerateBatchJob => 'rerating_id' in job;
 
 export interface ImportRefusal {
   line: number;

@@ -33,3 +33,4 @@ export {
 } from './timing';
 export { callFee, feeAt, grantUnits, timelineOf, type CallFee } from './tariff';
 export { committed, hasSpendLimits, hasWindowLimits, limitRoom, type SpendLimits, type Spent } from './limits';
+export { routeFor } from './account-route';

@@ -1,0 +1,43 @@
+import type { Filter } from 'mongodb';
+import type { TransactionDoc } from '../types';
+import { RERATABLE_STATES } from '../ledger/rerate';
+
+/**
+ * Which records a rerating run corrects (docs/RERATING.md): those whose call started in [from, to), and
+ * optionally of these accounts, whose rate came from this pricelist or carrier, whose destination starts
+ * with this prefix. Only records whose fee is taken (charged, imported) are corrected; records written
+ * raw through the API, calls still being charged and calls being rolled back are left alone.
+ */
+export interface RerateSelection {
+  from: Date;
+  to: Date;
+  account_tags: string[] | null;
+  pricelist_tag: string | null;
+  carrier_tag: string | null;
+  /** Digits the destination (as stored) starts with. */
+  prefix: string | null;
+}
+
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The records of a selection, after the record `after` in `_id` order (a run's cursor). */
+export function selectionFilter(selection: RerateSelection, after: string | null = null): Filter<TransactionDoc> {
+  return {
+    state: { $in: [...RERATABLE_STATES] },
+    timestamp_begin: { $gte: selection.from, $lt: selection.to },
+    ...(selection.account_tags ? { account_tag: { $in: selection.account_tags } } : {}),
+    ...(selection.pricelist_tag ? { 'destination_rate.pricelist_tag': selection.pricelist_tag } : {}),
+    ...(selection.carrier_tag ? { 'destination_rate.carrier_tag': selection.carrier_tag } : {}),
+    ...(selection.prefix ? { destination: { $regex: `^${escapeRegex(selection.prefix)}` } } : {}),
+    ...(after !== null ? { _id: { $gt: after } } : {}),
+  };
+}
+
+/** What is wrong with a selection (a message naming the field), or null. */
+export function selectionProblem(selection: RerateSelection): string | null {
+  if (!(selection.from instanceof Date) || Number.isNaN(selection.from.getTime())) return 'from: a date and time';
+  if (!(selection.to instanceof Date) || Number.isNaN(selection.to.getTime())) return 'to: a date and time';
+  if (selection.to.getTime() <= selection.from.getTime()) return 'to: must be after from';
+  if (selection.account_tags && selection.account_tags.length === 0) return 'account_tags: list at least one, or leave it out for all';
+  return null;
+}

@@ -1,0 +1,117 @@
+import type { AccountDoc } from '../../shared/domain/types';
+import { checkBalanceAlerts } from '../../shared/domain/alerts';
+import { rerateRecord } from '../../shared/domain/ledger';
+import type { RerateBatchJob } from '../../shared/domain/queues/payloads';
+import {
+  enqueueRerateBatch,
+  rateAgain,
+  RERATE_BATCH_SIZE,
+  rerateJobId,
+  selectionFilter,
+  type ReratingCounts,
+  type ReratingDoc,
+} from '../../shared/domain/rerating';
+import type { TransactionDeps } from '../transactions/deps';
+
+/** Records of one batch corrected at once: each correction is a few writes on its own record and account. */
+const PARALLEL = 16;
+
+export interface RerateBatchResult {
+  run: string;
+  batch: number;
+  /** What this batch did; null when the job was stale (its batch already counted) or the run is over. */
+  counts: ReratingCounts | null;
+}
+
+/**
+ * One batch of a rerating run (docs/RERATING.md): the run's next records after its cursor, each rated
+ * again and corrected through the ledger (src/shared/domain/ledger/rerate.ts: once per record per run).
+ * Then the run moves on, only if it is still at this batch (a retry of a batch already counted changes
+ * nothing), and the next batch is queued. A stale job (its batch already counted) makes sure the next
+ * one is queued: a crash between moving the run and queueing is then repaired by the retry.
+ */
+export async function processRerateBatch(deps: TransactionDeps, job: RerateBatchJob): Promise<RerateBatchResult> {
+  const { reratings, transactions, accounts } = deps.ctx.mongo.collections;
+  const run = await reratings.findOne({ _id: job.rerating_id });
+  if (!run || run.state !== 'running') return { run: job.rerating_id, batch: job.batch, counts: null };
+  if (job.batch !== run.batch) {
+    if (job.batch < run.batch) await enqueueRerateBatch(deps.ctx.queues.imports, run._id, run.batch);
+    return { run: run._id, batch: job.batch, counts: null };
+  }
+  const size = run.batch_size ?? RERATE_BATCH_SIZE;
+  const records = await transactions.find(selectionFilter(run.selection, run.after)).sort({ _id: 1 }).limit(size).toArray();
+  const index = await deps.rating.index();
+  const tags = [...new Set(records.map((r) => r.account_tag))];
+  const found = await accounts.find({ account_tag: { $in: tags } }, { projection: { running_transactions: 0 } }).toArray();
+  const byTag = new Map<string, AccountDoc>(found.map((a) => [a.account_tag, a]));
+  const counts: ReratingCounts = { seen: records.length, changed: 0, unchanged: 0, skipped: 0 };
+  let difference = 0n;
+  for (let i = 0; i < records.length; i += PARALLEL) {
+    await Promise.all(
+      records.slice(i, i + PARALLEL).map(async (record) => {
+        const account = byTag.get(record.account_tag);
+        const rated = account ? rateAgain(index, account, record) : null;
+        if (!rated) {
+          counts.skipped += 1;
+          return;
+        }
+        const outcome = await rerateRecord(deps.ctx.mongo.collections, record, run._id, rated);
+        if (outcome.outcome !== 'changed') {
+          counts[outcome.outcome === 'unchanged' ? 'unchanged' : 'skipped'] += 1;
+          return;
+        }
+        counts.changed += 1;
+        difference += outcome.after - outcome.before;
+        // A rerating may take a prepaid balance below zero (the call happened): the balance alerts say so.
+        if (outcome.ledger.outcome === 'applied') {
+          const after = outcome.ledger.account;
+          void checkBalanceAlerts(deps.ctx, after, after.balance + (outcome.after - outcome.before));
+        }
+      }),
+    );
+  }
+  const last = records.length < size;
+  const now = new Date();
+  const moved = await reratings.updateOne(
+    { _id: run._id, batch: run.batch },
+    {
+      $set: {
+        batch: run.batch + 1,
+        after: records.length > 0 ? records[records.length - 1]._id : run.after,
+        updated_at: now,
+        ...(last ? { state: 'done' as const, finished_at: now } : {}),
+      },
+      $inc: {
+        'counts.seen': counts.seen,
+        'counts.changed': counts.changed,
+        'counts.unchanged': counts.unchanged,
+        'counts.skipped': counts.skipped,
+        difference,
+      },
+    },
+  );
+  if (moved.modifiedCount === 1 && !last) await enqueueRerateBatch(deps.ctx.queues.imports, run._id, run.batch + 1);
+  deps.ctx.logger.debug({ run: run._id, batch: run.batch, ...counts, difference: difference.toString() }, 'rerating batch done');
+  return { run: run._id, batch: job.batch, counts: moved.modifiedCount === 1 ? counts : null };
+}
+
+/**
+ * Runs still running whose document has not moved for `staleMs`: their next batch is queued again (the
+ * job was lost with Redis, or failed for good), from the document alone. A job already queued under
+ * that id is left alone; a failed one is retried.
+ */
+export async function resumeReratings(deps: TransactionDeps, staleMs = 60_000, now: Date = new Date()): Promise<number> {
+  const stale = await deps.ctx.mongo.collections.reratings
+    .find({ state: 'running', updated_at: { $lt: new Date(now.getTime() - staleMs) } })
+    .toArray();
+  for (const run of stale) await requeue(deps, run);
+  return stale.length;
+}
+
+async function requeue(deps: TransactionDeps, run: ReratingDoc): Promise<void> {
+  const { imports } = deps.ctx.queues;
+  const existing = await imports.getJob(rerateJobId(run._id, run.batch));
+  if (existing && (await existing.isFailed())) await existing.retry();
+  else if (!existing) await enqueueRerateBatch(imports, run._id, run.batch);
+  await deps.ctx.mongo.collections.reratings.updateOne({ _id: run._id, batch: run.batch }, { $set: { updated_at: new Date() } });
+}
