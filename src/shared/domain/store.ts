@@ -2,7 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { openMongo, type MongoConnection, type MongoPoolOptions } from '../infra/mongo';
 import type { OutcomeDoc } from './calls/decisions';
 import type { ImportBatchDoc } from './ledger/batches';
-import type { ReratingDoc } from './rerating/runs';
+import type { ReratingDoc } from './rerating/model';
 import type { LedgerEntryDoc } from './ledger/model';
 import type { AccountDoc, CarrierDoc, HolidayDoc, PricelistDoc, PricelistRateDoc, RecordState, TransactionDoc } from './types';
 

@@ -6,7 +6,10 @@ import type { RatingIndex } from '../rating';
 import { jobId } from '../queues/names';
 import type { ImportJob } from '../queues/payloads';
 import { rateAgain } from './rate';
-import { selectionFilter, type RerateSelection } from './selection';
+import type { RerateSelection, ReratingCounts, ReratingDoc } from './model';
+import { selectionFilter } from './selection';
+
+export type { ReratingCounts, ReratingDoc, ReratingState } from './model';
 
 /**
  * Rerating runs (docs/RERATING.md): a selection of records rated again and corrected through the ledger,
@@ -15,37 +18,6 @@ import { selectionFilter, type RerateSelection } from './selection';
  * run is still at that number when it finishes (the cursor moves once per batch); a lost job is queued
  * again by the recovery sweep from the document alone.
  */
-
-export type ReratingState = 'running' | 'done';
-
-export interface ReratingCounts {
-  /** Records read. */
-  seen: number;
-  /** Records whose fee changed (corrected through the ledger). */
-  changed: number;
-  /** Records rated again at the same fee. */
-  unchanged: number;
-  /** Records that could not be rated again (their carrier no longer routes them, no account) or not corrected (rolled back meanwhile). */
-  skipped: number;
-}
-
-export interface ReratingDoc {
-  _id: string;
-  selection: RerateSelection;
-  state: ReratingState;
-  /** The next batch to process. */
-  batch: number;
-  /** Records per batch (RERATE_BATCH_SIZE unless the run was started with another). */
-  batch_size?: number;
-  /** The last record processed (`_id`), null before the first batch. */
-  after: string | null;
-  counts: ReratingCounts;
-  /** Sum of (new fee - old fee) over the changed records: what the accounts were charged (+) or refunded (-). */
-  difference: bigint;
-  created_at: Date;
-  updated_at: Date;
-  finished_at: Date | null;
-}
 
 /** Records per batch: one read, their accounts in one read, then one correction per changed record. */
 export const RERATE_BATCH_SIZE = 500;

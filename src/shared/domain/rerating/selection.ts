@@ -1,22 +1,9 @@
 import type { Filter } from 'mongodb';
 import type { TransactionDoc } from '../types';
 import { RERATABLE_STATES } from '../ledger/rerate';
+import type { RerateSelection } from './model';
 
-/**
- * Which records a rerating run corrects (docs/RERATING.md): those whose call started in [from, to), and
- * optionally of these accounts, whose rate came from this pricelist or carrier, whose destination starts
- * with this prefix. Only records whose fee is taken (charged, imported) are corrected; records written
- * raw through the API, calls still being charged and calls being rolled back are left alone.
- */
-export interface RerateSelection {
-  from: Date;
-  to: Date;
-  account_tags: string[] | null;
-  pricelist_tag: string | null;
-  carrier_tag: string | null;
-  /** Digits the destination (as stored) starts with. */
-  prefix: string | null;
-}
+export type { RerateSelection };
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
