@@ -6,7 +6,7 @@ import type { RatingIndex } from '../rating';
 import { jobId } from '../queues/names';
 import type { ImportJob } from '../queues/payloads';
 import { rateAgain } from './rate';
-import type { RerateSelection, ReratingCounts, ReratingDoc } from './model';
+import type { RerateSelection, ReratingDoc } from './model';
 import { selectionFilter } from './selection';
 
 export type { ReratingCounts, ReratingDoc, ReratingState } from './model';
