@@ -9,6 +9,7 @@ import { holidaysModule } from './holidays';
 import { importsModule } from './imports';
 import { pricelistsModule } from './pricelists';
 import { ratesModule } from './rates';
+import { reratingsModule } from './reratings';
 import { routingModule } from './routing';
 import { transactionsModule } from './transactions';
 import { viewerModule } from './viewer';
@@ -39,6 +40,7 @@ export const apiModules: SchemaModule[] = [
   pricelistsModule,
   ratesModule,
   holidaysModule,
+  reratingsModule,
   accountsModule,
   transactionsModule,
   routingModule,

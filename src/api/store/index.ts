@@ -6,6 +6,7 @@ import { DashboardStore } from './dashboard';
 import { holidayStore, type HolidayStore } from './holidays';
 import { pricelistStore, type PricelistStore } from './pricelists';
 import { RateStore } from './rates';
+import { ReratingStore } from './reratings';
 import { ChangeAnnouncer } from './change-announcer';
 import { References } from './references';
 import { TransactionStore } from './transactions';
@@ -17,6 +18,8 @@ export interface ApiStores {
   rates: RateStore;
   /** The holiday calendar rate timings read. */
   holidays: HolidayStore;
+  /** Rerating runs and their dry runs. */
+  reratings: ReratingStore;
   accounts: AccountStore;
   transactions: TransactionStore;
   /** The console's home page figures, cached per process (one store per API instance). */
@@ -33,6 +36,7 @@ export function createApiStores(ctx: AppContext, ratingDataCache: RatingDataCach
     pricelists: pricelistStore(collections, references, ratingData, reads),
     rates: new RateStore(collections, ratingData, reads),
     holidays: holidayStore(collections, ratingData, reads),
+    reratings: new ReratingStore(collections, ctx.queues.imports, reads),
     accounts: new AccountStore(collections, references, ctx.config, reads, ctx.mongo.db, new ChangeAnnouncer(ctx, 'account-settings')),
     transactions: new TransactionStore(collections, references, reads),
     dashboard: new DashboardStore(collections, ctx.queues, ctx.config, reads),

@@ -36,7 +36,7 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
     return data;
   }
 
-  it('introspects the seven resources (Import: the uploads of the console, read-only; Holiday: the calendar of rate timings)', async () => {
+  it('introspects the eight resources (Import: the uploads of the console, read-only; Holiday: the calendar of rate timings; Rerating: the runs)', async () => {
     const introspection = await (
       dp as DataProvider & { getIntrospection(): Promise<{ resources: Array<{ type: { name: string } }> }> }
     ).getIntrospection();
@@ -47,6 +47,7 @@ describe('react-admin compatibility (ra-data-graphql-simple)', () => {
       'Import',
       'Pricelist',
       'PricelistRate',
+      'Rerating',
       'Transaction',
     ]);
   });

@@ -151,6 +151,9 @@ describe('cost', () => {
       'Dashboard.queues',
       'Dashboard.revenue_per_hour',
       'PricelistRate.previous_versions',
+      'ReratingPreview.accounts',
+      'ReratingPreview.sample',
+      'Transaction.reratings',
       'Transaction.segments',
     ]);
   });

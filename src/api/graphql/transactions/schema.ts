@@ -57,6 +57,16 @@ export const transactionTypeDefs = /* GraphQL */ `
     fee: BigInt!
     "Only for a timed rate (docs/RATING.md): what each stretch of the call was charged; null otherwise"
     segments: [ChargedSegment!] @embedded
+    "Every rerating that changed the fee, oldest first (docs/RERATING.md); the fee first charged is the first one's fee_before"
+    reratings: [RecordRerating!] @embedded
+  }
+
+  "One rerating of a record: the run, when, the fee before and after."
+  type RecordRerating {
+    run: ID!
+    at: DateTime!
+    fee_before: BigInt!
+    fee_after: BigInt!
   }
 
   """
