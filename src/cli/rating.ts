@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `rating <command>`: the operator's command line. Each command lives in its own module, loaded only
- * when used: `import` (src/cli/import), `rates` (src/cli/rates.ts), `audit` (src/cli/audit.ts), `demo`
+ * when used: `import` (src/cli/import), `rates` (src/cli/rates.ts), `audit` (src/cli/audit.ts), `rerate`
+ * (src/cli/rerate.ts), `demo`
  * (src/cli/demo.ts) and `token` (src/cli/token.ts, run as its own script). Each talks to MONGO_URL and
  * REDIS_URL when set, else to the local servers of a running `npm start` with the same DATA_DIR
  * (src/cli/servers.ts).
@@ -14,6 +15,8 @@ const USAGE = `usage: rating <command> [args]
   rates import DECK.csv --pricelist P --carrier C [--effective T] [--dry-run]
                   load a carrier's rate deck (CSV) from an effective time; rating rates --help
   audit           check every balance against its ledger and records; rating audit --help
+  rerate --from T --to T [--dry-run]
+                  rate charged calls again after a price change and correct their fees; rating rerate --help
   token ...       create, revoke and list API tokens; rating token help
   demo            create the demo carrier, pricelist, rates and accounts examples/calls.csv uses
 Each command talks to MONGO_URL and REDIS_URL when set, else to the servers of a running \`npm start\`
@@ -44,6 +47,10 @@ async function main(argv: string[]): Promise<number> {
         console.error(`audit failed: ${(err as Error).message}`);
         return 2;
       });
+    }
+    case 'rerate': {
+      const { runRerate } = await import('./rerate');
+      return runRerate(args);
     }
     case 'demo': {
       const { runDemo, USAGE: DEMO_USAGE } = await import('./demo');
