@@ -1,6 +1,7 @@
-import type { AccountDoc } from '../../shared/domain/types';
+import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import { checkBalanceAlerts } from '../../shared/domain/alerts';
-import { rerateRecord } from '../../shared/domain/ledger';
+import { batchDebitState, rerateRecord } from '../../shared/domain/ledger';
+import { charged } from '../transactions/refund';
 import type { RerateBatchJob } from '../../shared/domain/queues/payloads';
 import {
   enqueueRerateBatch,
@@ -44,13 +45,25 @@ export async function processRerateBatch(deps: TransactionDeps, job: RerateBatch
   const tags = [...new Set(records.map((r) => r.account_tag))];
   const found = await accounts.find({ account_tag: { $in: tags } }, { projection: { running_transactions: 0 } }).toArray();
   const byTag = new Map<string, AccountDoc>(found.map((a) => [a.account_tag, a]));
+  // An imported record is corrected only once its batch's debit is in the ledger: one whose batch is
+  // still settling (or was taken back) owes nothing yet, and a correction would be money without a charge.
+  const importBatches = [...new Set(records.filter((r) => r.state === 'imported' && r.charge_op).map((r) => r.charge_op!))];
+  const batchStates = new Map(
+    await Promise.all(importBatches.map(async (id) => [id, await batchDebitState(deps.ctx.mongo.db, id)] as const)),
+  );
+  const isCharged = async (record: TransactionDoc) => {
+    if (record.state !== 'imported') return true;
+    const state = record.charge_op ? batchStates.get(record.charge_op) : undefined;
+    if (!state || !('debitedBy' in state)) return false;
+    return charged(deps, record, batchStates);
+  };
   const counts: ReratingCounts = { seen: records.length, changed: 0, unchanged: 0, skipped: 0 };
   let difference = 0n;
   for (let i = 0; i < records.length; i += PARALLEL) {
     await Promise.all(
       records.slice(i, i + PARALLEL).map(async (record) => {
         const account = byTag.get(record.account_tag);
-        const rated = account ? rateAgain(index, account, record) : null;
+        const rated = account && (await isCharged(record)) ? rateAgain(index, account, record) : null;
         if (!rated) {
           counts.skipped += 1;
           return;

@@ -178,6 +178,25 @@ describe('rerating', () => {
     await audit();
   });
 
+  it('an imported record whose batch debit is not in the ledger (still settling, or taken back) is left alone', async () => {
+    const base = (await transactions().findOne({ account_tag: 'small', transaction_tag: 's1' }))!;
+    await transactions().insertOne({
+      ...base,
+      _id: 'ghost-record',
+      transaction_tag: 'ghost',
+      state: 'imported',
+      charge_op: 'ghost-batch',
+      reratings: [],
+    });
+    const before = await balance('small');
+    await setPrice(240);
+    const done = await rerate({ ...window, account_tags: ['small'] });
+    expect(await feeOf('small', 'ghost')).toBe(base.fee);
+    expect(done.counts).toMatchObject({ seen: 2, changed: 1, skipped: 1 });
+    expect(await balance('small')).toBe(before - (360n - base.fee));
+    await transactions().deleteOne({ _id: 'ghost-record' });
+  });
+
   it('a run whose job was lost (Redis) is queued again by the recovery sweep, from MongoDB alone', async () => {
     const started = await startRerating(ctx.mongo.collections, ctx.queues.imports, { ...window, account_tags: ['small'] });
     await (await ctx.queues.imports.getJob(rerateJobId(started._id, 0)))!.remove();
