@@ -13,6 +13,7 @@ import { imports } from './resources/imports';
 import { pricelists } from './resources/pricelists';
 import { rateDecks } from './resources/rate-decks';
 import { rates } from './resources/rates';
+import { reratings } from './resources/reratings';
 import { transactions } from './resources/transactions';
 import type { ConsolePage, ConsoleResource } from './resources/types';
 
@@ -29,7 +30,7 @@ const account: ConsoleResource = {
   recordRepresentation: 'account_tag',
 };
 
-const resources: ConsoleResource[] = [account, carriers, pricelists, rates, holidays, transactions];
+const resources: ConsoleResource[] = [account, carriers, pricelists, rates, holidays, transactions, reratings];
 
 /** Rate decks and imports are custom pages (ConsolePage); a ConsoleResource with a list works too. */
 const extras: Array<ConsolePage | ConsoleResource> = [rateDecks, imports];

@@ -11,7 +11,7 @@ export interface MenuPage {
   icon?: ConsolePage['icon'];
 }
 
-/** Menu order: Dashboard, Accounts, Carriers, Pricelists, Rates, Holidays, Transactions, then the custom pages. */
+/** Menu order: Dashboard, Accounts, Carriers, Pricelists, Rates, Holidays, Transactions, Reratings, then the custom pages. */
 export function makeMenu(resourceOrder: string[], pages: MenuPage[]) {
   return function ConsoleMenu() {
     const definitions = useResourceDefinitions();

@@ -54,6 +54,12 @@ export const integerText = (value: unknown) =>
     ? undefined
     : 'Must be a whole number of minor units';
 
+/** Validator for BigInt text inputs that take no negative amount (spend limits): digits only. */
+export const nonNegativeIntegerText = (value: unknown) =>
+  value === null || value === undefined || value === '' || /^\d+$/.test(String(value).trim())
+    ? undefined
+    : 'Must be a whole, non-negative number of minor units';
+
 /** parse for BigInt text inputs: trimmed text (the API accepts decimal strings), '' as null. */
 export const parseIntegerText = (value: string) => (value.trim() === '' ? null : value.trim());
 

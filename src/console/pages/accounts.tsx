@@ -5,8 +5,10 @@ import {
   BooleanField,
   BooleanInput,
   ChipField,
+  ColumnsButton,
   Create,
   CreateButton,
+  DataTable,
   Datagrid,
   Edit,
   EditButton,
@@ -58,7 +60,15 @@ import {
 } from '@mui/material';
 import AccountBalanceWalletIcon from '@mui/icons-material/AccountBalanceWallet';
 import { useCanWrite } from '../auth/permissions';
-import { MinorUnitsField, UtcField, formatMinorUnits, integerText, newIdempotencyKey, parseIntegerText } from '../components/money';
+import {
+  MinorUnitsField,
+  UtcField,
+  formatMinorUnits,
+  integerText,
+  newIdempotencyKey,
+  nonNegativeIntegerText,
+  parseIntegerText,
+} from '../components/money';
 import { gql } from '../graphql';
 
 const TYPES = [
@@ -74,7 +84,51 @@ interface AccountRecord extends RaRecord {
   account_tag: string;
   name?: string | null;
   balance: number | string;
+  balance_alert_threshold?: number | string | null;
+  max_call_cost?: number | string | null;
+  hourly_spend_limit?: number | string | null;
+  daily_spend_limit?: number | string | null;
   running_transactions?: RunningTransaction[];
+}
+
+/**
+ * The spend limits (docs/AGENT.md "Spend limits"): BigInt minor units, null for no limit. Shown on the
+ * account's page, as optional columns of the list, and edited in the form (writers only).
+ */
+const SPEND_LIMITS = [
+  { source: 'max_call_cost', label: 'Max call cost', help: 'The most one call may cost', testId: 'account-max-call-cost' },
+  {
+    source: 'hourly_spend_limit',
+    label: 'Hourly spend limit',
+    help: 'The most it may spend in a rolling hour',
+    testId: 'account-hourly-spend-limit',
+  },
+  {
+    source: 'daily_spend_limit',
+    label: 'Daily spend limit',
+    help: 'The most it may spend in a rolling day',
+    testId: 'account-daily-spend-limit',
+  },
+] as const;
+
+type SpendLimitSource = (typeof SPEND_LIMITS)[number]['source'];
+
+/** A spend limit of the record in context, in minor units; `no limit` when unset. */
+function SpendLimitField({ source, testId }: { source: SpendLimitSource; testId?: string }): ReactElement {
+  const record = useRecordContext<AccountRecord>();
+  const value = record?.[source];
+  const unset = value === null || value === undefined || value === '';
+  return (
+    <Typography
+      component="span"
+      variant="body2"
+      data-testid={testId}
+      color={unset ? 'text.secondary' : undefined}
+      sx={{ fontVariantNumeric: 'tabular-nums', whiteSpace: 'nowrap' }}
+    >
+      {unset ? 'no limit' : formatMinorUnits(value)}
+    </Typography>
+  );
 }
 
 /* ---------- list ---------- */
@@ -90,6 +144,7 @@ function AccountListActions() {
   const canWrite = useCanWrite();
   return (
     <TopToolbar>
+      <ColumnsButton />
       <FilterButton />
       {canWrite ? <CreateButton label="Create account" /> : null}
     </TopToolbar>
@@ -110,14 +165,28 @@ export function AccountList() {
       sort={{ field: 'account_tag', order: 'ASC' }}
       perPage={25}
     >
-      <Datagrid rowClick="show" bulkActionButtons={false}>
-        <TextField source="account_tag" label="Tag" />
-        <TextField source="name" label="Name" emptyText="" />
-        <SelectField source="type" label="Type" choices={TYPES} />
-        <MinorUnitsField source="balance" label="Balance (minor units)" textAlign="right" />
-        <BooleanField source="active" label="Active" />
-        <FunctionField<AccountRecord> label="Running calls" textAlign="right" sortable={false} render={(r) => runningCount(r)} />
-      </Datagrid>
+      {/* The spend limits are optional columns: hidden until picked with "Columns". */}
+      <DataTable rowClick="show" bulkActionButtons={false} hiddenColumns={SPEND_LIMITS.map((l) => l.source)}>
+        <DataTable.Col source="account_tag" label="Tag" />
+        <DataTable.Col source="name" label="Name">
+          <TextField source="name" emptyText="" />
+        </DataTable.Col>
+        <DataTable.Col source="type" label="Type">
+          <SelectField source="type" choices={TYPES} />
+        </DataTable.Col>
+        <DataTable.Col source="balance" label="Balance (minor units)" align="right">
+          <MinorUnitsField source="balance" />
+        </DataTable.Col>
+        <DataTable.Col source="active" label="Active">
+          <BooleanField source="active" />
+        </DataTable.Col>
+        {SPEND_LIMITS.map((limit) => (
+          <DataTable.Col key={limit.source} source={limit.source} label={limit.label} align="right" disableSort>
+            <SpendLimitField source={limit.source} />
+          </DataTable.Col>
+        ))}
+        <DataTable.Col<AccountRecord> label="Running calls" align="right" disableSort render={(r) => runningCount(r)} />
+      </DataTable>
     </List>
   );
 }
@@ -294,6 +363,30 @@ function BalanceCard() {
   );
 }
 
+function SpendLimitsCard() {
+  return (
+    <Card variant="outlined" data-testid="account-spend-limits">
+      <CardHeader
+        title="Spend limits (minor units)"
+        subheader="Calls are authorized for no more than these leave; top-ups and adjustments are not spending"
+        slotProps={{ title: { variant: 'subtitle1', component: 'h2' } }}
+      />
+      <CardContent sx={{ pt: 0, display: 'grid', gridTemplateColumns: 'repeat(auto-fill, minmax(220px, 1fr))', gap: 2 }}>
+        {SPEND_LIMITS.map((limit) => (
+          <Box key={limit.source}>
+            <Labeled label={limit.label}>
+              <SpendLimitField source={limit.source} testId={limit.testId} />
+            </Labeled>
+            <Typography variant="caption" color="text.secondary" component="div">
+              {limit.help}
+            </Typography>
+          </Box>
+        ))}
+      </CardContent>
+    </Card>
+  );
+}
+
 function DetailsCard() {
   return (
     <Card variant="outlined" sx={{ height: '100%' }}>
@@ -422,6 +515,9 @@ export function AccountShow() {
             <DetailsCard />
           </Grid>
           <Grid size={12}>
+            <SpendLimitsCard />
+          </Grid>
+          <Grid size={12}>
             <RunningCalls />
           </Grid>
           <Grid size={12}>
@@ -465,6 +561,19 @@ function AccountInputs({ creating }: { creating: boolean }) {
         parse={parseIntegerText}
         helperText="Empty: the service default"
       />
+      <Typography variant="subtitle2" component="h3" sx={{ mt: 1 }}>
+        Spend limits
+      </Typography>
+      {SPEND_LIMITS.map((limit) => (
+        <TextInput
+          key={limit.source}
+          source={limit.source}
+          label={`${limit.label} (minor units)`}
+          validate={nonNegativeIntegerText}
+          parse={parseIntegerText}
+          helperText={`${limit.help}; empty: no limit`}
+        />
+      ))}
       <TextInput source="customer_tag" label="Customer tag" />
       <TextInput source="notification_email" label="Notification e-mail" type="email" validate={email()} />
       <TextInput source="notification_mobile" label="Notification mobile" />

@@ -4,6 +4,7 @@ import {
   BooleanField,
   DataTable,
   Labeled,
+  Link,
   List,
   NumberField,
   ReferenceField,
@@ -14,10 +15,11 @@ import {
   TextInput,
   TopToolbar,
   WrapperField,
+  useCreatePath,
   useRecordContext,
 } from 'react-admin';
 import { Box, Chip, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
-import { MinorUnitsField, formatMinorUnits } from '../components/money';
+import { MinorUnitsField, formatMinorUnits, formatUtc } from '../components/money';
 import { ListActions, UtcDateField, UtcDateTimeInput } from './resource-helpers';
 import { timingSummary, type RateTiming } from './timing';
 import type { ConsoleResource } from './types';
@@ -125,6 +127,7 @@ function TransactionShow(): ReactElement {
           </Box>
         </Labeled>
         <Segments label={false} />
+        <Reratings label={false} />
         <TextField source="id" label="ID" />
       </SimpleShowLayout>
     </Show>
@@ -240,6 +243,75 @@ function Segments(_props: { label?: false }): ReactElement | null {
         <Typography variant="caption" color="text.secondary">
           The fee is the connect fee{connectFee === undefined ? '' : ` (${connectFee})`} of the price at the call&apos;s start plus the
           segments&apos; fees.
+        </Typography>
+      </Box>
+    </Labeled>
+  );
+}
+
+/** One rerating that changed the record's fee (Transaction.reratings, oldest first). */
+interface RecordRerating {
+  run: string;
+  at: string;
+  /** BigInt: a JSON number, or a decimal string past 2^53. */
+  fee_before: number | string;
+  fee_after: number | string;
+}
+
+const difference = (before: number | string, after: number | string): string => {
+  try {
+    const d = BigInt(String(after)) - BigInt(String(before));
+    return `${d > 0n ? '+' : ''}${formatMinorUnits(d.toString())}`;
+  } catch {
+    return '—';
+  }
+};
+
+/**
+ * The record's rerating history (docs/API.md "Reratings"): each run that corrected its fee, when, the fee
+ * before and after, and the run; nothing for a record never rerated. The fee first charged is the first
+ * row's fee before.
+ */
+function Reratings(_props: { label?: false }): ReactElement | null {
+  const record = useRecordContext<{ id: string; reratings?: RecordRerating[] | null }>();
+  const createPath = useCreatePath();
+  const reratings = record?.reratings;
+  if (!reratings || reratings.length === 0) return null;
+  return (
+    <Labeled label="Reratings" fullWidth>
+      <Box>
+        <Table size="small" aria-label="Reratings" data-testid="transaction-reratings">
+          <TableHead>
+            <TableRow>
+              <TableCell>When</TableCell>
+              <TableCell align="right">Fee before</TableCell>
+              <TableCell align="right">Fee after</TableCell>
+              <TableCell align="right">Difference</TableCell>
+              <TableCell>Run</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {reratings.map((r) => (
+              <TableRow key={`${r.run}-${r.at}`} data-testid="transaction-rerating">
+                <TableCell sx={{ whiteSpace: 'nowrap' }}>{formatUtc(r.at)}</TableCell>
+                <TableCell align="right" data-testid="rerating-fee-before">
+                  {formatMinorUnits(r.fee_before)}
+                </TableCell>
+                <TableCell align="right" data-testid="rerating-fee-after">
+                  {formatMinorUnits(r.fee_after)}
+                </TableCell>
+                <TableCell align="right">{difference(r.fee_before, r.fee_after)}</TableCell>
+                <TableCell>
+                  <Link to={createPath({ resource: 'Rerating', type: 'show', id: r.run })} data-testid="rerating-run">
+                    {r.run}
+                  </Link>
+                </TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+        <Typography variant="caption" color="text.secondary">
+          Fees in minor units; the fee first charged is the first rerating&apos;s fee before.
         </Typography>
       </Box>
     </Labeled>

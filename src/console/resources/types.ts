@@ -9,6 +9,8 @@ import type { ComponentType, ReactElement } from 'react';
  * 'PricelistRate' (rates), 'Transaction'. The menu shows `options.label` (e.g. 'Rates'). App.tsx renders one <Resource> per export.
  * holidays.tsx exports `holidays` ('Holiday', the calendar rate timings read); timing.tsx holds the rate
  * timing pieces (summary, field, form inputs) that rates, pricelists and transactions share.
+ * reratings.tsx exports `reratings` ('Rerating': the runs, their progress, and the new-rerating page with
+ * the dry run as the resource's create route).
  *
  * rate-decks.tsx and imports.tsx are custom pages: they export `rateDecks` and `imports` of type
  * ConsolePage. App.tsx mounts `element` under <CustomRoutes> at `path` (no leading slash, e.g.
