@@ -11,7 +11,6 @@ import { createContext, type AppContext } from '../shared/domain/context';
 import { RatingDataCache } from '../shared/domain/rating-data/cache';
 import {
   previewRerating,
-  selectionFilter,
   selectionProblem,
   startRerating,
   type RerateSelection,
@@ -165,8 +164,8 @@ async function rerate(argv: string[]): Promise<number> {
       }
       return 0;
     }
-    const total = await ctx.mongo.collections.transactions.countDocuments(selectionFilter(options.selection));
     const run = await startRerating(ctx.mongo.collections, ctx.queues.imports, options.selection);
+    const total = run.total ?? 0;
     console.error(`rerating ${run._id} started over ${total} records`);
     if (!options.wait) {
       console.log(summary(run));

@@ -67,6 +67,8 @@ interface ReratingRecord {
   pricelist_tag?: string | null;
   carrier_tag?: string | null;
   prefix?: string | null;
+  /** Records the selection held when the run started; absent on runs started before it was kept. */
+  total?: number | null;
   seen: number;
   changed: number;
   unchanged: number;
@@ -148,23 +150,25 @@ function SelectionField(): ReactElement | null {
 }
 
 /**
- * How far a run is: the records read and changed so far. The number of records a run will read is not
- * known ahead (the dry run counts it), so a running run's bar moves without a share.
+ * How far a run is: the records read and changed so far, as a share of the records its selection held
+ * when it started (`total`; runs started before it was kept have none, and their bar moves without a share).
  */
 function Progress(): ReactElement | null {
   const record = useRecordContext<ReratingRecord>();
   if (!record) return null;
   const running = isRunning(record);
+  const share = record.total ? Math.min(100, Math.round((record.seen * 100) / record.total)) : null;
   return (
     <Box sx={{ minWidth: 160 }}>
       <LinearProgress
-        variant={running ? 'indeterminate' : 'determinate'}
-        value={100}
+        variant={running && share === null ? 'indeterminate' : 'determinate'}
+        value={running ? (share ?? 0) : 100}
         color={running ? 'primary' : 'success'}
         aria-label={`Progress of rerating ${record.id}`}
       />
       <Typography variant="caption" data-testid="rerating-progress">
-        {record.seen} read, {record.changed} changed{running ? ' so far' : ''}
+        {record.seen}
+        {record.total ? ` of ${record.total}` : ''} read, {record.changed} changed{running ? ' so far' : ''}
       </Typography>
     </Box>
   );

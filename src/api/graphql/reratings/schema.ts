@@ -21,6 +21,8 @@ export const reratingTypeDefs = /* GraphQL */ `
     carrier_tag: String
     "Destinations (as stored) starting with it"
     prefix: String
+    "Records the selection held when the run started (for progress)"
+    total: Int
     "Records read so far"
     seen: Int!
     "Records whose fee changed"

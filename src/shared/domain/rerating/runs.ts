@@ -33,7 +33,7 @@ export async function enqueueRerateBatch(imports: Queue<ImportJob>, run: string,
 
 /** Creates a run over `selection` and queues its first batch. */
 export async function startRerating(
-  collections: Pick<Collections, 'reratings'>,
+  collections: Pick<Collections, 'reratings' | 'transactions'>,
   imports: Queue<ImportJob>,
   selection: RerateSelection,
   options: { now?: Date; batchSize?: number } = {},
@@ -45,6 +45,7 @@ export async function startRerating(
     state: 'running',
     batch: 0,
     batch_size: options.batchSize ?? RERATE_BATCH_SIZE,
+    total: await collections.transactions.countDocuments(selectionFilter(selection)),
     after: null,
     counts: { seen: 0, changed: 0, unchanged: 0, skipped: 0 },
     difference: 0n,
