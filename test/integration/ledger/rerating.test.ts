@@ -163,6 +163,31 @@ describe('rerating', () => {
     await audit();
   });
 
+  it('crashed after correcting records whole, before the run moved: the retry counts them changed, once', async () => {
+    await setPrice(60);
+    for (const tag of ['z1', 'z2', 'z3']) expect(await run(record, jobs.record(tag, 'racer', 30))).toMatchObject({ ok: true });
+    await setPrice(90);
+    const started = await startRerating(
+      ctx.mongo.collections,
+      ctx.queues.imports,
+      { ...window, prefix: null, account_tags: ['racer'] },
+      { batchSize: 50 },
+    );
+    const z1 = (await transactions().findOne({ account_tag: 'racer', transaction_tag: 'z1' }))!;
+    // A first attempt corrected z1 whole (intent, ledger, record) and died before moving the run.
+    const { rerateRecord } = await import('../../../src/shared/domain/ledger');
+    expect(
+      await rerateRecord(ctx.mongo.collections, z1, started._id, { fee: 45n, rate: z1.destination_rate, segments: null }),
+    ).toMatchObject({
+      outcome: 'changed',
+    });
+    await processRerateBatch(deps, { rerating_id: started._id, batch: 0 });
+    const done = await ctx.mongo.collections.reratings.findOne({ _id: started._id });
+    expect(done).toMatchObject({ state: 'done', counts: { changed: 3, skipped: 0 }, difference: 45n });
+    expect(await ctx.mongo.collections.ledger.countDocuments({ _id: { $regex: `^rerate:${started._id}:` } })).toBe(3);
+    await audit();
+  });
+
   it('a rollback that meets a rerating under way finishes it, then refunds the corrected fee: the call nets zero', async () => {
     expect(await run(record, jobs.record('y1', 'racer', 40))).toMatchObject({ ok: true });
     const before = await balance('racer');

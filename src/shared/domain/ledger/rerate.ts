@@ -27,11 +27,11 @@ export interface Rerated {
 }
 
 export type RerateOutcome =
-  /** The fee changed: the difference is in the ledger and on the record. */
+  /** The fee changed: the difference is in the ledger and on the record (now, or by an earlier attempt of the run). */
   | { outcome: 'changed'; before: bigint; after: bigint; ledger: ApplyOutcome }
   /** Rated again at the same fee: nothing moved. */
   | { outcome: 'unchanged' }
-  /** Already corrected by this run (a retry), or no longer reratable (being rolled back, deleted). */
+  /** No longer reratable (being rolled back, deleted, not charged). */
   | { outcome: 'skipped' };
 
 const MAX_ATTEMPTS = 20;
@@ -46,7 +46,10 @@ export async function rerateRecord(
 ): Promise<RerateOutcome> {
   let record: TransactionDoc | null = seen;
   for (let attempt = 0; attempt < MAX_ATTEMPTS && record; attempt++) {
-    if (record.reratings?.some((r) => r.run === run)) return { outcome: 'skipped' };
+    // Corrected whole by an earlier attempt of this run (killed before the run moved on): a change all the
+    // same, counted from its history, so the run's counts and difference match the ledger.
+    const earlier = record.reratings?.find((r) => r.run === run);
+    if (earlier) return { outcome: 'changed', before: earlier.fee_before, after: earlier.fee_after, ledger: { outcome: 'already' } };
     if (record.rerate) {
       // This run's own intent (a retry after a crash) is finished; another run's first, then decided again.
       const pending = record.rerate;
