@@ -22,7 +22,7 @@ import { createRedis } from '../src/shared/infra/redis';
 import { startLocalServices } from '../src/shared/infra/services/local-services';
 import { account, carrier, pricelist, rate, seed } from '../test/support/seed';
 import { zipfPicker } from './support/zipf';
-import { CpuMeter, cpuSeconds, serverPid } from './agent/processes';
+import { CpuMeter, cpuSeconds, serverPid, waitForOutput } from './agent/processes';
 
 const root = path.resolve(__dirname, '..');
 const { values } = parseArgs({
@@ -168,13 +168,6 @@ function peakRssMb(pid: number): number {
     return m ? Math.round(Number(m[1]) / 1024) : 0;
   } catch {
     return 0;
-  }
-}
-
-async function waitForOutput(child: ChildProcess, text: string, output: () => string): Promise<void> {
-  for (let i = 0; !output().includes(text); i++) {
-    if (child.exitCode !== null || i > 1200) throw new Error(`process did not start: ${output()}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

@@ -22,7 +22,7 @@ import { announceRatingDataChange } from '../src/shared/domain/rating-data/cache
 import type { LedgerEntryDoc } from '../src/shared/domain/ledger';
 import type { TransactionDoc } from '../src/shared/domain/types';
 import { account, carrier, pricelist, rate, seed } from '../test/support/seed';
-import { CpuMeter, serverPid } from './agent/processes';
+import { CpuMeter, serverPid, waitForOutput } from './agent/processes';
 
 const root = path.resolve(__dirname, '..');
 const { values } = parseArgs({
@@ -35,13 +35,6 @@ const { values } = parseArgs({
 const RECORDS = Number(values.records);
 const ACCOUNTS = Number(values.accounts);
 const WORKERS = Number(values.workers);
-
-async function waitFor(child: ChildProcess, text: string, output: () => string): Promise<void> {
-  for (let i = 0; !output().includes(text); i++) {
-    if (child.exitCode !== null || i > 1200) throw new Error(`process did not start: ${output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function main(): Promise<void> {
   const services = await startLocalServices(
@@ -140,7 +133,7 @@ async function main(): Promise<void> {
       child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20000)));
       child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20000)));
       workers.push(child);
-      await waitFor(child, 'worker ready', () => out);
+      await waitForOutput(child, 'worker ready', () => out);
     }
     const meter = new CpuMeter([
       ...workers.map((w, i) => ({ name: `worker${i + 1}`, pid: w.pid })),

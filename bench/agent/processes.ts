@@ -269,3 +269,11 @@ export class CpuMeter {
     };
   }
 }
+
+/** Waits until a child's output (as `output` returns it) contains `text`; fails if it exits first or after a minute. */
+export async function waitForOutput(child: ChildProcess, text: string, output: () => string): Promise<void> {
+  for (let i = 0; !output().includes(text); i++) {
+    if (child.exitCode !== null || i > 1200) throw new Error(`process did not start: ${output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

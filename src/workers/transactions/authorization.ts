@@ -9,17 +9,8 @@ import {
   type Reason,
   Reasons,
 } from '../../shared/domain/calls';
-import {
-  availableBalance,
-  canAffordStart,
-  feeAt,
-  grantUnits,
-  hasSpendLimits,
-  hasWindowLimits,
-  limitRoom,
-  MAX_UNITS_CAP,
-} from '../../shared/domain/rating';
-import { spentInWindows } from '../../shared/domain/ledger';
+import { availableBalance, canAffordStart, feeAt, grantUnits, hasWindowLimits, MAX_UNITS_CAP } from '../../shared/domain/rating';
+import { spendRoom } from '../../shared/domain/ledger';
 import { TransactionDeps } from './deps';
 import { removeEntry } from './entries';
 import { Party, resolveParties } from './parties';
@@ -83,10 +74,7 @@ async function tryAuthorize(deps: TransactionDeps, job: AuthorizationJob): Promi
   // Spending is read only for the accounts that have hourly or daily limits, all at once.
   await Promise.all(
     rated.map(async (r) => {
-      const { account } = r.party;
-      if (!hasSpendLimits(account)) return;
-      const spent = hasWindowLimits(account) ? await spentInWindows(deps.ctx.mongo.collections, account, now) : null;
-      r.room = limitRoom(account, spent, now, call);
+      r.room = await spendRoom(deps.ctx.mongo.collections, r.party.account, now, call);
     }),
   );
   const grant = grantOnEveryRoute(rated, resolved.parties[0], now, deps.ctx.config.authorizationHeadroomSeconds);

@@ -4,8 +4,8 @@ import { AccountDoc, callId, isReservation, RunningTransaction } from '../../sha
 import { covers, type OutcomeDoc } from '../../shared/domain/calls/decisions';
 import { refusalAlert } from '../../shared/domain/alerts';
 import { type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
-import { availableBalance, canAffordStart, hasSpendLimits, hasWindowLimits, limitRoom } from '../../shared/domain/rating';
-import { spentInWindows } from '../../shared/domain/ledger';
+import { availableBalance, canAffordStart, hasSpendLimits } from '../../shared/domain/rating';
+import { spendRoom } from '../../shared/domain/ledger';
 import { conclude, decidedDone, fateOf, JobRef, type Fate } from './decide';
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
@@ -84,12 +84,8 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     // Spend limits without a reservation to take over: the room they leave now must pay the start, and
     // the insert is conditional on the account as read (like a prepaid balance).
     const limited = !party.inbound && hasSpendLimits(account);
-    if (limited) {
-      const now = new Date();
-      const spent = hasWindowLimits(account) ? await spentInWindows(deps.ctx.mongo.collections, account, now) : null;
-      if (!canAffordStart(entry.rate, limitRoom(account, spent, now, entry.call_id)!)) {
-        return { ok: false, reason: Reasons.SPEND_LIMIT_EXCEEDED };
-      }
+    if (limited && !canAffordStart(entry.rate, (await spendRoom(deps.ctx.mongo.collections, account, new Date(), entry.call_id))!)) {
+      return { ok: false, reason: Reasons.SPEND_LIMIT_EXCEEDED };
     }
     const filter: Filter<AccountDoc> = {
       _id: account._id,

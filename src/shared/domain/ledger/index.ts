@@ -41,5 +41,5 @@ export { closeAccount } from './close';
 export { markerOf, opIds } from './model';
 export type { LedgerEntryDoc, LedgerKind, LedgerMarker, LedgerOp } from './model';
 export type { LedgerStore } from './store';
-export { spentInWindows } from './spend';
+export { spendRoom, spentInWindows } from './spend';
 export { finishRerating, rerateRecord, RERATABLE_STATES, type Rerated, type RerateOutcome } from './rerate';

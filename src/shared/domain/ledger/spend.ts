@@ -1,6 +1,7 @@
 import type { AccountDoc } from '../types';
+import type { SpendLimits } from '../rating/limits';
 import type { Collections } from '../store';
-import { DAY_MS, HOUR_MS, type Spent } from '../rating/limits';
+import { DAY_MS, HOUR_MS, hasSpendLimits, hasWindowLimits, limitRoom, type Spent } from '../rating/limits';
 import type { LedgerKind, LedgerMarker } from './model';
 
 /** The kinds that make up spending: what calls cost, less what rollbacks and reratings gave back. Top-ups and adjustments do not. */
@@ -41,4 +42,20 @@ export async function spentInWindows(
   const markers: LedgerMarker[] = [...(account.ledger_pending ?? []), ...(account.import_marker ? [account.import_marker] : [])];
   for (const m of markers) if (!seen.has(m.op) && SPENDING.includes(m.kind)) add(m.amount, m.at);
   return spent;
+}
+
+/**
+ * The room an account's spend limits leave for one more call (`call`, whose own entries do not count) at
+ * `now`, its spending read first when it has an hourly or daily limit; null when no limit applies. The one
+ * reading authorization and begin both make (src/shared/domain/rating/limits.ts has the rule).
+ */
+export async function spendRoom(
+  collections: Pick<Collections, 'ledger'>,
+  account: SpendLimits & Pick<AccountDoc, 'account_tag' | 'ledger_pending' | 'import_marker' | 'running_transactions'>,
+  now: Date,
+  call: string | null,
+): Promise<bigint | null> {
+  if (!hasSpendLimits(account)) return null;
+  const spent = hasWindowLimits(account) ? await spentInWindows(collections, account, now) : null;
+  return limitRoom(account, spent, now, call);
 }

@@ -12,8 +12,8 @@ import {
   type RouteQuery,
   type RouteRate,
 } from './routing';
-import { versionOf } from './terms';
-import { specificity, timingMatches, type Holidays } from './timing';
+import { termsOf, versionOf } from './terms';
+import { copyTiming, specificity, timingMatches, type Holidays } from './timing';
 
 interface IndexedRate {
   doc: PricelistRateDoc;
@@ -217,14 +217,7 @@ export class RatingIndex {
     const readsHolidays = siblings.some((s) => s.doc.timing?.holidays);
     const timed: TimedPrices = {
       time_zone: pl.timeZone,
-      prices: siblings.map((s) => ({
-        connect_fee: s.doc.connect_fee,
-        rate: s.doc.rate,
-        rate_increment: s.doc.rate_increment,
-        interval_start: s.doc.interval_start,
-        timing: versionOf(s.doc).timing ?? null,
-        description: s.doc.description ?? null,
-      })),
+      prices: siblings.map((s) => ({ ...termsOf(s.doc), timing: copyTiming(s.doc.timing), description: s.doc.description ?? null })),
       holidays: readsHolidays ? this.holidaysFrom(at) : [],
     };
     return { ...rate, timed };

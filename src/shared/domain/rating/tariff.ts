@@ -1,7 +1,8 @@
-import type { AccountType, ChargedSegment, RateSnapshot, RateTerms, RateTiming, TimedPrice, TimedPrices } from '../types';
+import type { AccountType, ChargedSegment, RateSnapshot, RateTerms, TimedPrice, TimedPrices } from '../types';
 import { computeFee } from './fee';
 import { segmentedFee, segmentedMaxUnits, type PriceTimeline } from './segments';
-import { edgesOf, nextBoundary, specificity, timingMatches, type Holidays } from './timing';
+import { termsOf } from './terms';
+import { copyTiming, edgesOf, nextBoundary, specificity, timingMatches, type Holidays } from './timing';
 import { maxAvailableUnits } from './units';
 
 /**
@@ -39,14 +40,7 @@ export function timelineOf(rate: RateSnapshot & { timed: TimedPrices }): PriceTi
 }
 
 function priceOf(rate: RateSnapshot): TimedPrice {
-  return {
-    connect_fee: rate.connect_fee,
-    rate: rate.rate,
-    rate_increment: rate.rate_increment,
-    interval_start: rate.interval_start,
-    timing: null,
-    description: rate.description ?? null,
-  };
+  return { ...termsOf(rate), timing: null, description: rate.description ?? null };
 }
 
 function isTimed(rate: RateSnapshot): rate is RateSnapshot & { timed: TimedPrices } {
@@ -78,10 +72,6 @@ export function callFee(rate: RateSnapshot | null, start: Date, seconds: number)
       timing: copyTiming(s.price.timing),
     })),
   };
-}
-
-function copyTiming(timing: RateTiming | null): RateTiming | null {
-  return timing ? { ...timing, days: timing.days ? [...timing.days] : null } : null;
 }
 
 /** The fee only (the running cost of a call, what a balance owes). */

@@ -1,4 +1,5 @@
 import type { RateSnapshot, RateTerms, RateTiming, RateVersion } from '../types';
+import { copyTiming } from './timing';
 
 /**
  * The owner of rate terms: every place that copies, compares, normalizes or snapshots a rate's terms
@@ -56,7 +57,7 @@ export function versionOf(
     datetime_end: from.datetime_end ? new Date(from.datetime_end.getTime()) : null,
     ...termsOf(from),
     description: from.description ?? null,
-    ...(from.timing ? { timing: { ...from.timing, days: from.timing.days ? [...from.timing.days] : null } } : {}),
+    ...(from.timing ? { timing: copyTiming(from.timing) } : {}),
   };
 }
 

@@ -195,6 +195,11 @@ export function nextBoundary(after: number, timeZone: string, edges: readonly nu
   return best;
 }
 
+/** A copy of a timing (its days list too), so later changes to the original never leak; null for none. */
+export function copyTiming(timing: RateTiming | null | undefined): RateTiming | null {
+  return timing ? { ...timing, days: timing.days ? [...timing.days] : null } : null;
+}
+
 /** A timing in one spelling: days sorted; a timing that says nothing (every day, all day, any day) is null. */
 export function normalizeTiming(timing: RateTiming | null | undefined): RateTiming | null {
   if (!timing) return null;
