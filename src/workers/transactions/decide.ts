@@ -7,14 +7,19 @@ import {
   OutcomeDoc,
   RollbackTarget,
 } from '../../shared/domain/calls/decisions';
-import { beforeDeadline, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
+import { beforeDeadline, done, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
+import { ROLLBACK_OUTCOMES } from '../../shared/domain/store';
 import { TransactionDeps } from './deps';
 
 /** The agent job an operation runs in: its id names the outcome; its deadline is when the agent stops waiting. */
 export interface JobRef {
   id: string;
   deadline: number;
-  /** False on a job's first run (nothing can be decided 'done' yet): saves the look-up of `decidedDone`. */
+  /**
+   * False on a job's first run as BullMQ counts it: saves the look-up of `decidedDone`. A run from a
+   * restored Redis snapshot counts as first and may still find a decision: `conclude` and
+   * `decideRefusal` then answer that decision and take back what the run made.
+   */
   rerun?: boolean;
 }
 
@@ -71,6 +76,38 @@ export async function conclude(
     'operation abandoned by its deadline: changes undone',
   );
   return timedOut;
+}
+
+/**
+ * Records a refusal before the agent hears it, like any other answer. The worker publishes its answer
+ * before BullMQ marks the job completed, so a worker killed in between, or Redis restored from a
+ * snapshot taken before the job finished, runs the job again; a refusal that recorded nothing would be
+ * decided anew on the state of that moment (a slot freed, an account activated, a call begun since)
+ * and could make what the client was told was refused (found by the chaos test: a begin answered
+ * TOO_MANY_RUNNING_TRANSACTIONS, then held the call on the caller and its parent). Recorded 'done'
+ * with the refusal and nothing made (`made: []`, so a re-run's changes are taken back by `conclude`),
+ * a re-run answers the same. A TIMEOUT or UNAVAILABLE is recorded 'abandoned' unless decided already
+ * (the recovery sweep then takes back whatever the operation left). Decided otherwise by an earlier
+ * run or by the agent, that decision is the answer. Costs one grouped insert per refusal, none on an
+ * accepted call. MongoDB unreachable, this throws: no answer is published, and the agent's own wait
+ * decides (TIMEOUT recorded, or the outcome unknown).
+ */
+export async function decideRefusal(
+  deps: TransactionDeps,
+  ref: Pick<OperationRef, 'jobId' | 'op' | 'account_tag' | 'transaction_tag'>,
+  deadline: number,
+  result: OperationResult,
+): Promise<OperationResult> {
+  if (result.ok) return result;
+  if (result.reason === Reasons.TIMEOUT || result.reason === Reasons.UNAVAILABLE) {
+    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref);
+    return decision.state === 'done' ? (decision.result ?? done()) : result;
+  }
+  // Nothing to carry out: a rollback refused is applied already (the recovery sweep skips it).
+  const refusal = { ...ref, made: [], ...(ref.op === ROLLBACK_OUTCOMES.op ? { targets: [], applied_at: new Date() } : {}) };
+  const { state, earlier } = await decideByDeadline(deps, refusal, deadline, result);
+  if (state === 'abandoned') return timedOut;
+  return earlier ? (earlier.result ?? done()) : result;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
 } from '../../shared/domain/calls';
 import { authorize } from './authorization';
 import { abandonUnlessDecided } from '../../shared/domain/calls/decisions';
+import { decideRefusal } from './decide';
 import { begin, takeBackBegin } from './begin';
 import { TransactionDeps } from './deps';
 import { end, takeBackEnd } from './end';
@@ -46,25 +47,39 @@ function operationRunner(deps: TransactionDeps) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
       return data.op === 'authorization' ? notAuthorized(Reasons.TIMEOUT) : refused(Reasons.TIMEOUT);
     }
+    // Every answer is decided before it is published; an accepted one by the operation itself.
+    const decided = (call: { op: string; account_tag: string; transaction_tag: string }, result: OperationResult) =>
+      decideRefusal(
+        deps,
+        { jobId: ref.id, op: call.op, account_tag: call.account_tag, transaction_tag: call.transaction_tag },
+        data.deadline,
+        result,
+      );
     switch (data.op) {
       case 'begin':
-        return begin(deps, data, ref).catch((err: unknown) =>
-          failed(deps, data, ref.id, err, () =>
-            takeBackBegin(deps, data.account_tag, data.transaction_tag, ref.id, { state: 'abandoned' }),
+        return decided(
+          data,
+          await begin(deps, data, ref).catch((err: unknown) =>
+            failed(deps, data, ref.id, err, () =>
+              takeBackBegin(deps, data.account_tag, data.transaction_tag, ref.id, { state: 'abandoned' }),
+            ),
           ),
         );
       case 'end':
-        return end(deps, data, ref).catch((err: unknown) =>
-          failed(deps, data, ref.id, err, () => takeBackEnd(deps, data.account_tag, data.transaction_tag, ref.id)),
+        return decided(
+          data,
+          await end(deps, data, ref).catch((err: unknown) =>
+            failed(deps, data, ref.id, err, () => takeBackEnd(deps, data.account_tag, data.transaction_tag, ref.id)),
+          ),
         );
       case 'record': {
         const result = await record(deps, data, ref).catch((err: unknown) =>
           failed(deps, data, ref.id, err, () => takeBackRecord(deps, data.account_tag, data.transaction_tag, ref.id)),
         );
-        return { ok: result.ok, reason: result.reason };
+        return decided(data, result.ok ? done() : refused(result.reason!));
       }
       case 'rollback':
-        return rollback(deps, data, ref);
+        return decided(data, await rollback(deps, data, ref));
       case 'authorization':
         return authorize(deps, data);
       case 'noop':

@@ -59,6 +59,8 @@ export interface OperationRef {
   transaction_tag: string;
   targets?: RollbackTarget[];
   made?: RollbackTarget[];
+  /** A refused rollback: nothing to carry out, so it is applied when decided. */
+  applied_at?: Date;
 }
 
 function docOf(ref: OperationRef, state: OutcomeDoc['state'], result: OperationResult | null): OutcomeDoc {

@@ -1,0 +1,126 @@
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
+import type { TransactionJob } from '../../../src/shared/domain/calls';
+import type { TransactionDeps } from '../../../src/workers/transactions/deps';
+import { processEndedCall } from '../../../src/workers/transactions/processing';
+import { transactionProcessor } from '../../../src/workers/transactions/processor';
+import { callJobs } from '../../support/call-jobs';
+import { createTestContext, TestContext } from '../../support/harness';
+import { account, perSecondRating, seed } from '../../support/seed';
+
+/**
+ * A refusal the agent heard stays true when the same job runs again (found by the chaos run: begin
+ * answered TOO_MANY_RUNNING_TRANSACTIONS, and the caller and its parent then held the call). The
+ * worker publishes its answer before BullMQ marks the job completed, so a worker killed in between,
+ * or Redis restored from a snapshot taken before the job finished, runs the job a second time. A
+ * refusal changed nothing and, before this fix, recorded nothing: the second run decided again on
+ * the state of the moment and could accept what the client was told was refused. Each case runs the
+ * job through the worker's processor twice, with the state changed in between, as a re-run after a
+ * crash (attemptsStarted 2) and as a run from a restored snapshot (attemptsStarted 1).
+ */
+describe("a refusal the agent heard is the job's answer for good", () => {
+  let ctx: TestContext;
+  let deps: TransactionDeps;
+  let rating: RatingDataCache;
+  let processor: ReturnType<typeof transactionProcessor>;
+  const accounts = () => ctx.mongo.collections.accounts;
+  const transactions = () => ctx.mongo.collections.transactions;
+  const running = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.running_transactions;
+  const balance = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.balance;
+  const jobs = callJobs(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  const ok = { ok: true, reason: null };
+  const runJob = (id: string, data: TransactionJob, attemptsStarted: number) => processor({ id, data, attemptsStarted } as never);
+  const reruns: Array<[string, number]> = [
+    ['a re-run after the worker was killed before the job completed', 2],
+    ['a run from a Redis snapshot taken before the job finished', 1],
+  ];
+
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    const limited = (tag: string) => account(tag, { balance: 1000n, max_concurrent_transactions: 1, linked_accounts: [`${tag}-parent`] });
+    const parent = (tag: string) => account(`${tag}-parent`, { balance: 1000n });
+    await seed(ctx, {
+      ...perSecondRating(),
+      accounts: [
+        limited('full1'),
+        parent('full1'),
+        limited('full2'),
+        parent('full2'),
+        account('off1', { balance: 1000n, active: false }),
+        account('off2', { balance: 1000n, active: false }),
+        account('gone1', { balance: 1000n }),
+        account('gone2', { balance: 1000n }),
+        account('late1', { balance: 1000n }),
+        account('late2', { balance: 1000n }),
+      ],
+    });
+    rating = await RatingDataCache.start(ctx);
+    deps = { ctx, rating };
+    processor = transactionProcessor(deps);
+  });
+
+  afterAll(async () => {
+    await rating?.close();
+    await ctx?.destroy();
+  });
+
+  describe.each(reruns)('%s', (_name, attemptsStarted) => {
+    const n = attemptsStarted;
+
+    it('begin refused TOO_MANY_RUNNING_TRANSACTIONS leaves no entry after the slot frees and the job runs again', async () => {
+      const caller = `full${n}`;
+      expect(await runJob(`occupy-${n}`, jobs.begin('busy', caller), 1)).toEqual(ok);
+      const job = jobs.begin('refused', caller);
+      const refusal = { ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' };
+      expect(await runJob(`refused-begin-${n}`, job, 1)).toEqual(refusal);
+      // The slot frees: the other call ends.
+      expect(await runJob(`end-busy-${n}`, jobs.end('busy', caller, 5), 1)).toEqual(ok);
+      for (const tag of [caller, `${caller}-parent`]) {
+        for (const entry of (await running(tag)).filter((e) => !e.in_progress)) {
+          await processEndedCall(deps, {
+            account_tag: tag,
+            transaction_tag: 'busy',
+            entry_id: entry.id,
+            enqueued_at: new Date().toISOString(),
+          });
+        }
+      }
+      expect(await running(caller)).toEqual([]);
+      expect(await runJob(`refused-begin-${n}`, job, attemptsStarted)).toEqual(refusal);
+      expect(await running(caller)).toEqual([]);
+      expect(await running(`${caller}-parent`)).toEqual([]);
+    });
+
+    it('record refused NOT_ACTIVE charges nothing after the account is activated and the job runs again', async () => {
+      const caller = `off${n}`;
+      const job = jobs.record('r1', caller, 10);
+      const refusal = { ok: false, reason: 'NOT_ACTIVE' };
+      expect(await runJob(`refused-record-${n}`, job, 1)).toEqual(refusal);
+      await accounts().updateOne({ account_tag: caller }, { $set: { active: true } });
+      expect(await runJob(`refused-record-${n}`, job, attemptsStarted)).toEqual(refusal);
+      expect(await transactions().countDocuments({ account_tag: caller })).toBe(0);
+      expect(await balance(caller)).toBe(1000n);
+    });
+
+    it('rollback answered NOT_FOUND refunds nothing when the call is recorded before the job runs again', async () => {
+      const caller = `gone${n}`;
+      const job = jobs.rollback('r1', caller);
+      const refusal = { ok: false, reason: 'NOT_FOUND' };
+      expect(await runJob(`refused-rollback-${n}`, job, 1)).toEqual(refusal);
+      expect(await runJob(`record-after-${n}`, jobs.record('r1', caller, 10), 1)).toEqual(ok);
+      expect(await balance(caller)).toBe(989n);
+      expect(await runJob(`refused-rollback-${n}`, job, attemptsStarted)).toEqual(refusal);
+      expect(await balance(caller)).toBe(989n);
+      expect(await transactions().countDocuments({ account_tag: caller, transaction_tag: 'r1' })).toBe(1);
+    });
+
+    it('end answered NOT_FOUND does not end the call begun before the job runs again', async () => {
+      const caller = `late${n}`;
+      const job = jobs.end('e1', caller, 10);
+      const refusal = { ok: false, reason: 'NOT_FOUND' };
+      expect(await runJob(`refused-end-${n}`, job, 1)).toEqual(refusal);
+      expect(await runJob(`begin-after-${n}`, jobs.begin('e1', caller), 1)).toEqual(ok);
+      expect(await runJob(`refused-end-${n}`, job, attemptsStarted)).toEqual(refusal);
+      expect(await running(caller)).toEqual([expect.objectContaining({ transaction_tag: 'e1', in_progress: true })]);
+    });
+  });
+});
