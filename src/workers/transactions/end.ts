@@ -8,6 +8,8 @@ import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';
 import type { EntryRecovery } from './recovery';
+import { endedEntryOf } from './ended-entry';
+import type { EndedEntry } from '../../shared/domain/queues/payloads';
 
 /** Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress. */
 async function endEntry(
@@ -74,10 +76,11 @@ export async function enqueueProcessing(
   ctx: AppContext,
   accountTag: string,
   entry: { id: string; transaction_tag: string },
+  ended?: EndedEntry,
 ): Promise<void> {
   await ctx.queues.processing.add(
     'process',
-    { account_tag: accountTag, transaction_tag: entry.transaction_tag, entry_id: entry.id, enqueued_at: new Date().toISOString() },
+    { account_tag: accountTag, transaction_tag: entry.transaction_tag, entry_id: entry.id, enqueued_at: new Date().toISOString(), ended },
     { jobId: processingJobId(entry.id) },
   );
 }
@@ -183,7 +186,10 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   const result = await conclude(deps, opRef, ref.deadline, done(), async (undo) => {
     await Promise.all(undo.map((e) => unEndEntry(accounts, e.account_tag, ref.id, { id: e.entry_id! })));
   });
-  if (result.ok) await queueProcessing(deps, job, made);
+  if (result.ok) {
+    const entries = new Map(ended.flatMap(({ entry }) => (entry ? [[entry.id, endedEntryOf(entry)] as const] : [])));
+    await queueProcessing(deps, job, made, entries);
+  }
   return result;
 }
 
@@ -202,9 +208,16 @@ async function stillEnded(deps: TransactionDeps, ref: JobRef, made: RollbackTarg
 }
 
 /** Decided: a queue that fails now delays the charge (requeue-ended queues it again), it does not undo the end. */
-async function queueProcessing(deps: TransactionDeps, job: EndJob, entries: RollbackTarget[]): Promise<void> {
+async function queueProcessing(
+  deps: TransactionDeps,
+  job: EndJob,
+  entries: RollbackTarget[],
+  carried: ReadonlyMap<string, EndedEntry | undefined> = new Map(),
+): Promise<void> {
   await Promise.all(
-    entries.map((e) => enqueueProcessing(deps.ctx, e.account_tag, { id: e.entry_id!, transaction_tag: job.transaction_tag })),
+    entries.map((e) =>
+      enqueueProcessing(deps.ctx, e.account_tag, { id: e.entry_id!, transaction_tag: job.transaction_tag }, carried.get(e.entry_id!)),
+    ),
   ).catch((err: unknown) =>
     deps.ctx.logger.warn({ err, transaction_tag: job.transaction_tag }, 'processing not queued; the maintenance pass will queue it'),
   );

@@ -1,4 +1,6 @@
+import type { Filter } from 'mongodb';
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
+import { carriedEntry } from './ended-entry';
 import { groupFindElement } from '../../shared/infra/group-commands';
 import { applyGuarded, opIds } from '../../shared/domain/ledger';
 import type { ProcessingJob } from '../../shared/domain/queues/payloads';
@@ -27,7 +29,16 @@ export async function processEndedCall(
   deps: TransactionDeps,
   job: ProcessingJob,
 ): Promise<{ outcome: ProcessingOutcome; fee: bigint; account?: AccountDoc }> {
-  const { accounts, transactions } = deps.ctx.mongo.collections;
+  // The entry as its end left it, carried in the job: charged without reading the account. The charge
+  // is guarded by the account still holding this entry ended by that end; when it does not, the
+  // account is read and the call decided as below (a rollback took it, or the sweep settled the end).
+  if (job.ended) {
+    const carried = await chargeEntry(deps, job.account_tag, carriedEntry({ ...job, ended: job.ended }), {
+      running_transactions: { $elemMatch: { id: job.entry_id, end_job: job.ended.end_job } },
+    });
+    if (carried) return carried;
+  }
+  const { accounts } = deps.ctx.mongo.collections;
   // The account's tag and this call's entry only: a busy account holds hundreds of running calls.
   const read = await groupFindElement<AccountDoc, RunningTransaction>(
     accounts,
@@ -41,11 +52,30 @@ export async function processEndedCall(
   const entry = read?.element;
   if (!account || !entry) return { outcome: await reconcile(deps, job.account_tag, job.entry_id), fee: 0n };
   if (entry.in_progress || !entry.timestamp_end) return { outcome: 'not-ended', fee: 0n };
+  return (
+    (await chargeEntry(deps, account.account_tag, entry, { 'running_transactions.id': entry.id })) ?? {
+      outcome: await reconcile(deps, account.account_tag, entry.id),
+      fee: 0n,
+    }
+  );
+}
 
+/**
+ * Records and charges one ended entry of `accountTag` (steps 1 to 3 above), the debit guarded by
+ * `guard` (the entry present, which the same write pulls). Null when the guard did not hold: nothing
+ * charged by this attempt; the caller decides from the store what became of the entry.
+ */
+async function chargeEntry(
+  deps: TransactionDeps,
+  accountTag: string,
+  entry: RunningTransaction,
+  guard: Filter<AccountDoc>,
+): Promise<{ outcome: ProcessingOutcome; fee: bigint; account?: AccountDoc } | null> {
+  const { transactions } = deps.ctx.mongo.collections;
   const record = ratedRecord({
     id: entry.id,
     transaction_tag: entry.transaction_tag,
-    account_tag: account.account_tag,
+    account_tag: accountTag,
     origin_account_tag: entry.origin_account_tag,
     source: entry.source,
     source_ip: entry.source_ip ?? null,
@@ -55,10 +85,10 @@ export async function processEndedCall(
     authorized: true,
     timestamp_auth: entry.timestamp_auth ?? null,
     timestamp_begin: entry.timestamp_begin,
-    timestamp_end: entry.timestamp_end,
+    timestamp_end: entry.timestamp_end!,
     inbound: entry.inbound,
     rate: entry.rate,
-    call_parties: entry.call_parties ?? [account.account_tag],
+    call_parties: entry.call_parties ?? [accountTag],
     charged_by: 'processing',
   });
   let { existing } = await insertRecord(transactions, record);
@@ -73,9 +103,9 @@ export async function processEndedCall(
   }
   if (existing && existing._id !== record._id) {
     // The same call (account, caller, tag) was recorded by someone else: this entry must not charge it again.
-    await removeEntry(deps, account.account_tag, entry.id);
+    await removeEntry(deps, accountTag, entry.id);
     deps.ctx.logger.warn(
-      { account_tag: account.account_tag, transaction_tag: entry.transaction_tag },
+      { account_tag: accountTag, transaction_tag: entry.transaction_tag },
       'ended call already recorded: entry removed without charge',
     );
     return { outcome: 'duplicate', fee: 0n };
@@ -87,17 +117,17 @@ export async function processEndedCall(
     deps.ctx.mongo.collections,
     {
       op: opIds.charge(record._id),
-      account_tag: account.account_tag,
+      account_tag: accountTag,
       amount: -fee,
       kind: 'charge',
       transaction_tag: entry.transaction_tag,
       ref: record._id,
     },
-    { 'running_transactions.id': entry.id },
+    guard,
     { $pull: { running_transactions: { id: entry.id } } },
-    () => markCharged(transactions, account.account_tag, record._id),
+    () => markCharged(transactions, accountTag, record._id),
   );
-  if (!applied) return { outcome: await reconcile(deps, account.account_tag, entry.id), fee: 0n };
+  if (!applied) return null;
   afterDebit(deps.ctx, applied, fee);
   return { outcome: 'charged', fee, account: applied };
 }

@@ -1,4 +1,5 @@
 import type { BadInputReason, CallParty, FinishedCall, Reason } from '../calls';
+import type { RateSnapshot } from '../types';
 
 /**
  * Typed job payloads of every queue but `transactions`, whose jobs are the agent operations of the
@@ -8,9 +9,34 @@ import type { BadInputReason, CallParty, FinishedCall, Reason } from '../calls';
 
 /** An ended call of one account, to be rated, recorded and debited. */
 export interface ProcessingJob extends CallParty {
-  /** The running entry (RunningTransaction.id); the worker re-reads everything else from the account. */
+  /** The running entry (RunningTransaction.id). */
   entry_id: string;
   enqueued_at: string;
+  /**
+   * The entry as the end that queued this job left it (issue 36: processing charges without reading the
+   * account first). Absent when the job was queued again by the maintenance pass: the worker then reads
+   * the entry from the account, as it also does when the account no longer holds this very entry ended
+   * by this end (src/workers/transactions/processing.ts).
+   */
+  ended?: EndedEntry;
+}
+
+/** What processing rates and records of an ended running entry (RunningTransaction, dates as ISO strings). */
+export interface EndedEntry {
+  transaction_tag: string;
+  origin_account_tag: string;
+  source: string;
+  source_ip: string | null;
+  destination: string;
+  carrier_ip: string;
+  tags: string[] | null;
+  inbound: boolean;
+  rate: RateSnapshot | null;
+  call_parties: string[] | null;
+  timestamp_auth: string | null;
+  timestamp_begin: string;
+  timestamp_end: string;
+  end_job: string;
 }
 
 export type AlertKind = 'LOW_BALANCE' | 'NEGATIVE_BALANCE' | 'SPEND_LIMIT' | 'CALL_REFUSED' | 'LONG_RUNNING_CALL' | 'END_CALL';

@@ -1,0 +1,40 @@
+import { commandTotal, countCallCommands, type CallCommands } from '../../support/call-commands';
+import { createTestContext, serverUrls, TestContext } from '../../support/harness';
+
+/**
+ * Issue 36, counted (a count, not a timing, so it holds on any machine): the MongoDB commands a
+ * single-party prepaid call costs, phase by phase, as the worker's functions send them. Each figure
+ * is a ceiling: a change that adds a command to the hot path fails here and says which phase grew.
+ * The issue's goal is 6 for the whole call (docs/BENCHMARKS.md, "Commands per call": where it stands
+ * and the design that reaches it); the ceilings come down with each step towards it.
+ */
+describe('MongoDB commands per single-party prepaid call', () => {
+  let ctx: TestContext;
+  let counts: CallCommands;
+
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    counts = await countCallCommands(ctx, serverUrls().mongoUrl, { parents: 0, limited: false });
+  });
+
+  afterAll(async () => {
+    await ctx?.destroy();
+  });
+
+  const ceilings = { authorization: 1, begin: 4, end: 3, processing: 5 } as const;
+
+  it.each(Object.entries(ceilings))('%s sends at most %i', (phase, ceiling) => {
+    const sent = counts[phase as keyof CallCommands];
+    expect(commandTotal(sent)).toBeLessThanOrEqual(ceiling);
+  });
+
+  it('processing charges from the entry its job carries: no read of the account', () => {
+    expect(counts.processing.get('find accounts') ?? 0).toBe(0);
+    expect(counts.processing.get('findAndModify accounts')).toBe(1);
+  });
+
+  it('the whole call: 13 commands at most (the goal is 6)', () => {
+    const total = Object.values(counts).reduce((sum, byCommand) => sum + commandTotal(byCommand), 0);
+    expect(total).toBeLessThanOrEqual(13);
+  });
+});

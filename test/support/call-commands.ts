@@ -1,0 +1,110 @@
+import type { CommandStartedEvent } from 'mongodb';
+import type { AppContext } from '../../src/shared/domain/context';
+import type { ProcessingJob } from '../../src/shared/domain/queues/payloads';
+import { connectMongo } from '../../src/shared/domain/store';
+import { announceRatingDataChange, RatingDataCache } from '../../src/shared/domain/rating-data/cache';
+import { authorize } from '../../src/workers/transactions/authorization';
+import { begin } from '../../src/workers/transactions/begin';
+import { end, processingJobId } from '../../src/workers/transactions/end';
+import { processEndedCall } from '../../src/workers/transactions/processing';
+import { account, carrier, pricelist, rate } from './seed';
+
+export const CALL_PHASES = ['authorization', 'begin', 'end', 'processing'] as const;
+export type CallPhase = (typeof CALL_PHASES)[number];
+
+/** Per phase of one call, the MongoDB commands it sent: `<command> <collection>` -> count. */
+export type CallCommands = Record<CallPhase, Map<string, number>>;
+
+export const commandTotal = (byCommand: Map<string, number>) => [...byCommand.values()].reduce((a, b) => a + b, 0);
+
+/**
+ * The MongoDB commands one prepaid call costs, by phase (issue 12, issue 36): authorization, begin, end
+ * and processing run in this process, exactly as a worker runs them (processing takes the job the end
+ * queued), against a client of its own that counts every command it sends. Counts, not timings: each
+ * command is a round trip, a socket write on both sides and a document copy in the MongoDB-wire server.
+ * Seeds its own rate and accounts into `ctx`'s database (which it expects empty of them).
+ */
+export async function countCallCommands(
+  ctx: AppContext,
+  mongoUrl: string,
+  options: { parents: number; limited: boolean },
+): Promise<CallCommands> {
+  const counted = await connectMongo(mongoUrl, ctx.config.mongoDb, { monitorCommands: true });
+  let phase: CallPhase | 'setup' = 'setup';
+  const counts = Object.fromEntries(CALL_PHASES.map((p) => [p, new Map<string, number>()])) as CallCommands;
+  counted.client.on('commandStarted', (e: CommandStartedEvent) => {
+    if (phase === 'setup') return;
+    const collection = e.command[e.commandName] as unknown;
+    const key = `${e.commandName} ${typeof collection === 'string' ? collection : ''}`.trim();
+    counts[phase].set(key, (counts[phase].get(key) ?? 0) + 1);
+  });
+  let rating: RatingDataCache | undefined;
+  try {
+    const c = ctx.mongo.collections;
+    await c.carriers.insertOne(carrier('c1'));
+    await c.pricelists.insertOne(pricelist('pl'));
+    await c.rates.insertOne(rate('pl', 'c1', '39'));
+    const parentTags = Array.from({ length: options.parents }, (_, i) => `parent${i}`);
+    await c.accounts.insertMany([
+      ...parentTags.map((tag) => account(tag, { balance: 1_000_000n })),
+      account('caller', { balance: 1_000_000n, linked_accounts: parentTags, max_concurrent_transactions: options.limited ? 10 : null }),
+    ]);
+    await announceRatingDataChange(ctx);
+    rating = await RatingDataCache.start(ctx);
+    const deps = { ctx: { ...ctx, mongo: counted }, rating };
+    const deadline = () => Date.now() + 5000;
+    const call = { transaction_tag: 'call-1', account_tag: 'caller' };
+    phase = 'authorization';
+    const authorized = await authorize(deps, {
+      op: 'authorization',
+      ...call,
+      destination_account_tag: null,
+      source: '100',
+      destination: '393299',
+      deadline: deadline(),
+    });
+    phase = 'begin';
+    const started = await begin(
+      deps,
+      {
+        op: 'begin',
+        ...call,
+        source: '100',
+        destination: '393299',
+        source_ip: null,
+        carrier_ip: null,
+        tags: null,
+        destination_account_tag: null,
+        timestamp_auth: null,
+        timestamp_begin: new Date().toISOString(),
+        deadline: deadline(),
+      },
+      { id: 'job-begin', deadline: deadline(), rerun: false },
+    );
+    phase = 'end';
+    const ended = await end(
+      deps,
+      { op: 'end', ...call, timestamp_end: new Date(Date.now() + 30_000).toISOString(), deadline: deadline() },
+      { id: 'job-end', deadline: deadline(), rerun: false },
+    );
+    phase = 'setup';
+    if (!authorized.authorized || !started.ok || !ended.ok) {
+      throw new Error(`call refused: authorization ${authorized.unauthorized_reason}, begin ${started.reason}, end ${ended.reason}`);
+    }
+    for (const tag of ['caller', ...parentTags]) {
+      // The job the end queued, as a worker takes it from the processing queue.
+      const entry = (await c.accounts.findOne({ account_tag: tag }))!.running_transactions[0];
+      const queued = await ctx.queues.processing.getJob(processingJobId(entry.id));
+      if (!queued) throw new Error(`no processing job queued for ${tag}`);
+      phase = 'processing';
+      const processed = await processEndedCall(deps, queued.data as ProcessingJob);
+      phase = 'setup';
+      if (processed.outcome !== 'charged') throw new Error(`processing of ${tag}: ${processed.outcome}`);
+    }
+    return counts;
+  } finally {
+    phase = 'setup';
+    await rating?.close();
+    await counted.close();
+  }
+}
