@@ -1,4 +1,5 @@
 import type { Job, Worker } from 'bullmq';
+import { DecisionMemory } from './transactions/decision-memory';
 import { LeanWorker } from './lean-worker';
 import type { AppContext } from '../shared/domain/context';
 import { instrumentWorker } from '../shared/domain/metrics';
@@ -19,7 +20,7 @@ export interface WorkerPool {
 export async function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): Promise<WorkerPool> {
   const rating = await RatingDataCache.start(ctx);
   const importAccounts = await ImportAccountCache.start(ctx);
-  const processors = processorsFor({ ctx, rating, importAccounts });
+  const processors = processorsFor({ ctx, rating, importAccounts, decisions: new DecisionMemory() });
   const workers = queues.map((name) => {
     const processor = processors[name];
     if (!processor) throw new Error(`no processor for queue ${name}`);

@@ -7,6 +7,7 @@ import { authorize } from '../../src/workers/transactions/authorization';
 import { begin } from '../../src/workers/transactions/begin';
 import { end, processingJobId } from '../../src/workers/transactions/end';
 import { processEndedCall } from '../../src/workers/transactions/processing';
+import { DecisionMemory } from '../../src/workers/transactions/decision-memory';
 import { account, carrier, pricelist, rate } from './seed';
 
 export const CALL_PHASES = ['authorization', 'begin', 'end', 'processing'] as const;
@@ -51,7 +52,8 @@ export async function countCallCommands(
     ]);
     await announceRatingDataChange(ctx);
     rating = await RatingDataCache.start(ctx);
-    const deps = { ctx: { ...ctx, mongo: counted }, rating };
+    // As a worker process holds them (src/workers/worker-pool.ts): with the decisions it recorded.
+    const deps = { ctx: { ...ctx, mongo: counted }, rating, decisions: new DecisionMemory() };
     const deadline = () => Date.now() + 5000;
     const call = { transaction_tag: 'call-1', account_tag: 'caller' };
     phase = 'authorization';

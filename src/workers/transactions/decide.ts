@@ -10,6 +10,7 @@ import {
 import { beforeDeadline, done, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
 import { ROLLBACK_OUTCOMES } from '../../shared/domain/store';
 import { TransactionDeps } from './deps';
+import type { KnownDecision } from './decision-memory';
 
 /** The agent job an operation runs in: its id names the outcome; its deadline is when the agent stops waiting. */
 export interface JobRef {
@@ -39,7 +40,12 @@ export async function decideByDeadline(
   const { outcomes } = deps.ctx.mongo.collections;
   const intime = beforeDeadline(deadline);
   const decision = intime ? await decideDone(outcomes, ref, result) : await decideAbandoned(outcomes, ref);
-  if (decision.won) return { state: intime ? 'done' : 'abandoned', earlier: null };
+  if (decision.won) {
+    const state = intime ? 'done' : 'abandoned';
+    deps.decisions?.remember(ref.jobId, { state, made: ref.made, result: intime ? result : null });
+    return { state, earlier: null };
+  }
+  deps.decisions?.remember(ref.jobId, decision.doc);
   return { state: decision.doc.state, earlier: decision.doc };
 }
 
@@ -101,6 +107,7 @@ export async function decideRefusal(
   if (result.ok) return result;
   if (result.reason === Reasons.TIMEOUT || result.reason === Reasons.UNAVAILABLE) {
     const decision = await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref);
+    deps.decisions?.remember(ref.jobId, decision);
     return decision.state === 'done' ? (decision.result ?? done()) : result;
   }
   // Nothing to carry out: a rollback refused is applied already (the recovery sweep skips it).
@@ -116,9 +123,12 @@ export async function decideRefusal(
  * answers the same (the call may have been rolled back or begun again since: making it again would be
  * a change nobody asked for). An 'abandoned' one is left to the normal path, which takes changes back.
  */
-export async function decidedDone(deps: TransactionDeps, ref: JobRef): Promise<OutcomeDoc | null> {
+export async function decidedDone(deps: TransactionDeps, ref: JobRef): Promise<KnownDecision | null> {
   if (ref.rerun === false) return null;
+  const known = deps.decisions?.get(ref.id);
+  if (known) return known.state === 'done' ? known : null;
   const doc = await deps.ctx.mongo.collections.outcomes.findOne({ _id: ref.id });
+  if (doc) deps.decisions?.remember(ref.id, doc);
   return doc?.state === 'done' ? doc : null;
 }
 
@@ -141,11 +151,18 @@ export async function fateOf(
   const { outcomes } = deps.ctx.mongo.collections;
   const { deadline: otherDeadline, share, ...ref } = other;
   const fate = (decision: Pick<OutcomeDoc, 'state' | 'made'>) => (covers(decision, share) ? 'done' : 'abandoned');
+  const known = deps.decisions?.get(ref.jobId);
+  if (known) return fate(known);
   for (;;) {
-    const doc = await outcomes.findOne({ _id: ref.jobId }, { projection: { state: 1, made: 1 } });
-    if (doc) return fate(doc);
+    const doc = await outcomes.findOne({ _id: ref.jobId }, { projection: { state: 1, made: 1, result: 1 } });
+    if (doc) {
+      deps.decisions?.remember(ref.jobId, doc);
+      return fate(doc);
+    }
     if (otherDeadline !== undefined && !beforeDeadline(otherDeadline)) {
-      return fate(await abandonUnlessDecided(outcomes, ref));
+      const decision = await abandonUnlessDecided(outcomes, ref);
+      deps.decisions?.remember(ref.jobId, decision);
+      return fate(decision);
     }
     if (!beforeDeadline(deadline, FATE_POLL_MS)) return 'unknown';
     await new Promise((resolve) => setTimeout(resolve, FATE_POLL_MS));

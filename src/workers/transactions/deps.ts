@@ -2,6 +2,7 @@ import type { AppContext } from '../../shared/domain/context';
 import { withGroupWindow } from '../../shared/infra/group-commands';
 import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
 import type { ImportAccountCache } from '../imports/account-cache';
+import type { DecisionMemory } from './decision-memory';
 
 /** What the transaction processors need: the process context and the in-memory rating data. */
 export interface TransactionDeps {
@@ -9,6 +10,8 @@ export interface TransactionDeps {
   rating: RatingDataCache;
   /** File import batches' accounts, held per import (worker processes); without it each batch reads its own. */
   importAccounts?: ImportAccountCache;
+  /** The decisions this process recorded or read (worker processes); without it each is read from MongoDB. */
+  decisions?: DecisionMemory;
 }
 
 /**
