@@ -20,7 +20,13 @@ export interface WorkerPool {
 export async function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): Promise<WorkerPool> {
   const rating = await RatingDataCache.start(ctx);
   const importAccounts = await ImportAccountCache.start(ctx);
-  const processors = processorsFor({ ctx, rating, importAccounts, decisions: new DecisionMemory() });
+  const processors = processorsFor({
+    ctx,
+    rating,
+    importAccounts,
+    decisions: new DecisionMemory(),
+    processInline: ctx.config.processingInline && queues.includes(QueueNames.processing),
+  });
   const workers = queues.map((name) => {
     const processor = processors[name];
     if (!processor) throw new Error(`no processor for queue ${name}`);

@@ -13,6 +13,13 @@ export interface AgentHarness {
   close(): Promise<void>;
 }
 
+/**
+ * Worker processes that queue every ended call for the processing queue instead of charging it in the
+ * end's job (PROCESSING_INLINE=false): for tests that pause that queue to see a call ended and not yet
+ * charged, or that deliver its jobs by hand.
+ */
+export const QUEUED_PROCESSING = { PROCESSING_INLINE: 'false' } as const;
+
 /** The agent in this process (HTTP on a free port) and `workerCount` real worker processes. */
 export async function startAgentHarness(workerCount = 2, overrides: Record<string, string> = {}): Promise<AgentHarness> {
   const ctx = await createTestContext({ JOB_LOCK_MS: '2000', AGENT_TIMEOUT_MS: '15000', ...overrides });

@@ -42,6 +42,7 @@ export async function startWorkerProcess(config: Config, env: Record<string, str
       RESERVATION_SECONDS: String(config.reservationSeconds),
       AUTHORIZATION_HEADROOM_SECONDS: String(config.authorizationHeadroomSeconds),
       END_CALL_SCAN_SECONDS: String(config.endCallScanSeconds),
+      PROCESSING_INLINE: String(config.processingInline),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -44,6 +44,12 @@ export interface Config {
    * 0, the default, sends them at once (docs/DESIGN.md section 4: no batching delay unless configured).
    */
   processingWindowMs: number;
+  /**
+   * PROCESSING_INLINE: a worker process that runs the processing queue charges the calls its end jobs
+   * ended itself, right after answering, instead of queueing them (issue 36). `false`: every ended call
+   * goes through the processing queue (to pause charging with the queue, or to charge on other machines).
+   */
+  processingInline: boolean;
   /** Processing jobs each worker process runs at once (PROCESSING_CONCURRENCY; a window holds jobs longer). */
   processingConcurrency: number;
   agentTimeoutMs: number;
@@ -221,6 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'warn' : 'info'),
     workerConcurrency,
     processingWindowMs: r.int('PROCESSING_WINDOW_MS', 0, 0, 1000),
+    processingInline: r.oneOf('PROCESSING_INLINE', ['true', 'false'], 'true') === 'true',
     processingConcurrency: r.int('PROCESSING_CONCURRENCY', workerConcurrency, 1, 1000),
     agentTimeoutMs: r.int('AGENT_TIMEOUT_MS', 5000, 100, 120000),
     agentAbandonMs: r.int('AGENT_ABANDON_MS', 1500, 100, 60000),

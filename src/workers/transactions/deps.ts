@@ -12,6 +12,11 @@ export interface TransactionDeps {
   importAccounts?: ImportAccountCache;
   /** The decisions this process recorded or read (worker processes); without it each is read from MongoDB. */
   decisions?: DecisionMemory;
+  /**
+   * The process runs the processing queue too: an end's job charges the entries it ended itself, after
+   * answering, instead of queueing them (processor.ts, settleEnded).
+   */
+  processInline?: boolean;
 }
 
 /**

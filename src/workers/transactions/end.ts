@@ -9,7 +9,7 @@ import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';
 import type { EntryRecovery } from './recovery';
 import { endedEntryOf } from './ended-entry';
-import type { EndedEntry } from '../../shared/domain/queues/payloads';
+import type { EndedEntry, ProcessingJob } from '../../shared/domain/queues/payloads';
 
 /** Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress. */
 async function endEntry(
@@ -88,18 +88,35 @@ export async function enqueueProcessing(
 export const processingJobId = (entryId: string) => jobId('process', entryId);
 
 /**
- * endTransaction: sets the end on every party's entry (balance unchanged, the entry still counts in
- * available-balance calculations), concludes the operation (decide.ts), and only then queues each
- * entry for processing: an end abandoned by its deadline is taken back before anything is charged.
- * A re-run of the same job after a crash finds its own ends and carries on.
+ * endTransaction, then each ended entry queued for processing (see endCall). For the worker's own
+ * queue the processor runs endCall itself and charges the entries after answering (processor.ts).
  */
 export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Promise<OperationResult> {
+  const { result, toProcess } = await endCall(deps, job, ref);
+  await queueProcessing(deps, job.transaction_tag, toProcess);
+  return result;
+}
+
+/** An end's answer, and the processing jobs of the entries it ended (none unless decided 'done'). */
+export interface EndOutcome {
+  result: OperationResult;
+  toProcess: ProcessingJob[];
+}
+
+/**
+ * endTransaction: sets the end on every party's entry (balance unchanged, the entry still counts in
+ * available-balance calculations), concludes the operation (decide.ts), and only then hands each entry
+ * to processing (`toProcess`): an end abandoned by its deadline is taken back before anything is
+ * charged. A re-run of the same job after a crash finds its own ends and carries on.
+ */
+export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): Promise<EndOutcome> {
   const { accounts } = deps.ctx.mongo.collections;
-  // A re-run of an end decided 'done': only the queueing that follows the decision may be missing.
+  const answer = (result: OperationResult): EndOutcome => ({ result, toProcess: [] });
+  // A re-run of an end decided 'done': only the processing that follows the decision may be missing.
   const decided = await decidedDone(deps, ref);
   if (decided) {
-    await queueProcessing(deps, job, await stillEnded(deps, ref, decided.made ?? []));
-    return decided.result ?? done();
+    const held = await stillEnded(deps, ref, decided.made ?? []);
+    return { result: decided.result ?? done(), toProcess: held.map((e) => processingJob(e.account_tag, job.transaction_tag, e.entry_id!)) };
   }
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
@@ -151,23 +168,31 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   const own = await endOn(job.account_tag, (other) =>
     Promise.all((other.call_parties ?? [job.account_tag]).map((tag) => unEndEntry(accounts, tag, other.end_job!, { call_id: call }))),
   );
-  if (own === 'absent') return refused(Reasons.NOT_FOUND);
-  if (own === 'ended') return refused(Reasons.ALREADY_ENDED);
-  if (own === 'unknown') return timedOut;
+  if (own === 'absent') {
+    // Ended and charged already (processing follows an end within milliseconds): a call whose record
+    // stands has ended, so an end sent again answers ALREADY_ENDED, as docs/AGENT.md promises.
+    const recorded = await deps.ctx.mongo.collections.transactions.findOne(
+      { account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag },
+      { projection: { _id: 1 } },
+    );
+    return answer(refused(recorded ? Reasons.ALREADY_ENDED : Reasons.NOT_FOUND));
+  }
+  if (own === 'ended') return answer(refused(Reasons.ALREADY_ENDED));
+  if (own === 'unknown') return answer(timedOut);
   // The entry is a call only if its begin stands (issue 31, defect 4): the leftovers of a begin that
   // failed between parties, or was abandoned, would charge some parties and not others.
   const begun = await beginFate(deps, own, job.account_tag, ref.deadline);
   if (begun !== 'done') {
     if (begun === 'unknown') {
       await unEndEntry(accounts, job.account_tag, ref.id, { id: own.id });
-      return timedOut;
+      return answer(timedOut);
     }
     await takeBackBegin(deps, job.account_tag, job.transaction_tag, own.begin_job!, { state: 'abandoned' });
     deps.ctx.logger.warn(
       { jobId: ref.id, transaction_tag: job.transaction_tag, begin_job: own.begin_job },
       'end of a call whose begin was abandoned: its entries removed, NOT_FOUND',
     );
-    return refused(Reasons.NOT_FOUND);
+    return answer(refused(Reasons.NOT_FOUND));
   }
   const parties = [job.account_tag, ...(own.call_parties ?? []).filter((tag) => tag !== job.account_tag)];
   const others = await Promise.all(
@@ -176,7 +201,7 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
       .map(async (tag) => ({ tag, entry: await endOn(tag, (other) => unEndEntry(accounts, tag, other.end_job!, { id: other.id })) })),
   );
   // Undecided: the agent answers TIMEOUT and records this end abandoned; the recovery sweep takes its ends back.
-  if (others.some((o) => o.entry === 'unknown')) return timedOut;
+  if (others.some((o) => o.entry === 'unknown')) return answer(timedOut);
   const ended = [
     { tag: job.account_tag, entry: own },
     ...others.map(({ tag, entry }) => ({ tag, entry: typeof entry === 'string' ? undefined : entry })),
@@ -186,11 +211,11 @@ export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Prom
   const result = await conclude(deps, opRef, ref.deadline, done(), async (undo) => {
     await Promise.all(undo.map((e) => unEndEntry(accounts, e.account_tag, ref.id, { id: e.entry_id! })));
   });
-  if (result.ok) {
-    const entries = new Map(ended.flatMap(({ entry }) => (entry ? [[entry.id, endedEntryOf(entry)] as const] : [])));
-    await queueProcessing(deps, job, made, entries);
-  }
-  return result;
+  if (!result.ok) return answer(result);
+  const toProcess = ended.flatMap(({ tag, entry }) =>
+    entry ? [processingJob(tag, job.transaction_tag, entry.id, endedEntryOf(entry))] : [],
+  );
+  return { result, toProcess };
 }
 
 /** Of the entries an end made, those it still holds ended (not processed or rolled back since). */
@@ -207,19 +232,17 @@ async function stillEnded(deps: TransactionDeps, ref: JobRef, made: RollbackTarg
   return made.filter((_, i) => held[i] !== null);
 }
 
+/** The processing job of one ended entry; `ended`: the entry as its end left it (charged without a read). */
+export function processingJob(accountTag: string, transactionTag: string, entryId: string, ended?: EndedEntry): ProcessingJob {
+  return { account_tag: accountTag, transaction_tag: transactionTag, entry_id: entryId, enqueued_at: new Date().toISOString(), ended };
+}
+
 /** Decided: a queue that fails now delays the charge (requeue-ended queues it again), it does not undo the end. */
-async function queueProcessing(
-  deps: TransactionDeps,
-  job: EndJob,
-  entries: RollbackTarget[],
-  carried: ReadonlyMap<string, EndedEntry | undefined> = new Map(),
-): Promise<void> {
+export async function queueProcessing(deps: TransactionDeps, transactionTag: string, jobs: ProcessingJob[]): Promise<void> {
   await Promise.all(
-    entries.map((e) =>
-      enqueueProcessing(deps.ctx, e.account_tag, { id: e.entry_id!, transaction_tag: job.transaction_tag }, carried.get(e.entry_id!)),
-    ),
+    jobs.map((j) => enqueueProcessing(deps.ctx, j.account_tag, { id: j.entry_id, transaction_tag: j.transaction_tag }, j.ended)),
   ).catch((err: unknown) =>
-    deps.ctx.logger.warn({ err, transaction_tag: job.transaction_tag }, 'processing not queued; the maintenance pass will queue it'),
+    deps.ctx.logger.warn({ err, transaction_tag: transactionTag }, 'processing not queued; the maintenance pass will queue it'),
   );
 }
 

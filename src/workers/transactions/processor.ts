@@ -13,8 +13,8 @@ import { authorize } from './authorization';
 import { abandonUnlessDecided } from '../../shared/domain/calls/decisions';
 import { decideRefusal } from './decide';
 import { begin, takeBackBegin } from './begin';
-import { TransactionDeps } from './deps';
-import { end, takeBackEnd } from './end';
+import { processingDeps, TransactionDeps } from './deps';
+import { endCall, type EndOutcome, queueProcessing, takeBackEnd } from './end';
 import { processEndedCall } from './processing';
 import { record, takeBackRecord } from './record';
 import { rollback } from './rollback';
@@ -24,20 +24,52 @@ import { publishReply } from '../../shared/infra/replies';
 export function transactionProcessor(deps: TransactionDeps) {
   const run = operationRunner(deps);
   const { ctx } = deps;
+  const settle = settleEnded(deps);
   return async (job: Job<TransactionJob>) => {
-    const result = await run(job);
+    const toProcess: ProcessingJob[] = [];
+    const result = await run(job, toProcess);
     // The waiting agent hears at once; a lost reply costs it a wait, never a wrong answer (replies.ts).
     if (job.data.reply_to) {
       await publishReply(ctx.redis, ctx.config.queuePrefix, job.data.reply_to, job.id!, result).catch((err: unknown) =>
         ctx.logger.warn({ err, jobId: job.id }, 'reply not published; the agent reads the job instead'),
       );
     }
+    if (toProcess.length > 0) await settle(job.data.op === 'end' ? job.data.transaction_tag : '', toProcess);
     return result;
   };
 }
 
+/**
+ * What follows an end decided 'done', once the agent has its answer: each ended entry charged. A
+ * process that runs the processing queue too (deps.processInline) charges them here, in the end's own
+ * job (issue 36: a queue job less per party, its add, fetch and completion: three Redis round trips
+ * and BullMQ's handling of a job). Whatever it cannot finish here (an error, MongoDB unreachable) goes
+ * to the processing queue, with its retries; a worker killed meanwhile leaves the entries ended, and
+ * the end's re-run or the maintenance pass (requeue-ended) queues them. A process that does not run
+ * the processing queue queues them all, as before.
+ */
+function settleEnded(deps: TransactionDeps) {
+  const processing = processingDeps(deps);
+  return async (transactionTag: string, jobs: ProcessingJob[]) => {
+    if (!deps.processInline) return queueProcessing(deps, transactionTag, jobs);
+    const left: ProcessingJob[] = [];
+    for (const job of jobs) {
+      const outcome = await processEndedCall(processing, job).then(
+        (r) => r.outcome,
+        (err: unknown) => {
+          deps.ctx.logger.warn({ err, entry_id: job.entry_id }, 'ended call not charged in its end job: queued for processing');
+          return 'failed' as const;
+        },
+      );
+      if (outcome === 'failed' || outcome === 'not-ended') left.push(job);
+    }
+    if (left.length > 0) await queueProcessing(deps, transactionTag, left);
+  };
+}
+
 function operationRunner(deps: TransactionDeps) {
-  return async (job: Job<TransactionJob>) => {
+  /** `toProcess` receives an end's ended entries, to be charged once the agent has its answer. */
+  return async (job: Job<TransactionJob>, toProcess: ProcessingJob[]) => {
     const data = job.data;
     // Only a job that has not started may be dropped unseen: a re-run after a crash finishes or undoes
     // what its first run did (decide.ts), even past the deadline.
@@ -65,13 +97,15 @@ function operationRunner(deps: TransactionDeps) {
             ),
           ),
         );
-      case 'end':
-        return decided(
-          data,
-          await end(deps, data, ref).catch((err: unknown) =>
-            failed(deps, data, ref.id, err, () => takeBackEnd(deps, data.account_tag, data.transaction_tag, ref.id)),
-          ),
-        );
+      case 'end': {
+        const outcome = await endCall(deps, data, ref).catch(async (err: unknown): Promise<EndOutcome> => ({
+          result: await failed(deps, data, ref.id, err, () => takeBackEnd(deps, data.account_tag, data.transaction_tag, ref.id)),
+          toProcess: [],
+        }));
+        const answer = await decided(data, outcome.result);
+        if (answer.ok) toProcess.push(...outcome.toProcess);
+        return answer;
+      }
       case 'record': {
         const result = await record(deps, data, ref).catch((err: unknown) =>
           failed(deps, data, ref.id, err, () => takeBackRecord(deps, data.account_tag, data.transaction_tag, ref.id)),

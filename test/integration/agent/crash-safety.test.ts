@@ -1,5 +1,5 @@
 import { jobId } from '../../../src/shared/domain/queues/names';
-import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
+import { AgentHarness, QUEUED_PROCESSING, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { startWorkerProcess } from '../../support/processes';
 import { account, perSecondRating, seed } from '../../support/seed';
 
@@ -12,7 +12,7 @@ describe('processing is exact under duplicate delivery and worker crashes', () =
   const runningCount = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.running_transactions.length;
 
   beforeAll(async () => {
-    h = await startAgentHarness(2);
+    h = await startAgentHarness(2, QUEUED_PROCESSING);
     await seed(h.ctx, {
       ...perSecondRating(),
       accounts: [account('dup', { balance: 1_000_000n }), account('crash', { balance: 10_000_000n, type: 'POSTPAID' })],

@@ -1,4 +1,4 @@
-import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
+import { AgentHarness, QUEUED_PROCESSING, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';
 import type { ImportBatchDoc } from '../../../src/shared/domain/ledger';
 
@@ -9,7 +9,7 @@ describe('transaction lifecycle through the agent', () => {
   let h: AgentHarness;
 
   beforeAll(async () => {
-    h = await startAgentHarness(2);
+    h = await startAgentHarness(2, QUEUED_PROCESSING);
     await seed(h.ctx, {
       carriers: [carrier('c1', { host: '10.0.0.1', port: 5060 }), carrier('c2', { host: '10.0.0.2', port: 5080, protocol: 'TCP' })],
       pricelists: [pricelist('pl')],
@@ -91,7 +91,7 @@ describe('agent operations and refusals', () => {
   });
 
   beforeAll(async () => {
-    h = await startAgentHarness(2);
+    h = await startAgentHarness(2, QUEUED_PROCESSING);
     await seed(h.ctx, {
       carriers: [
         carrier('c1', { host: '10.0.0.1', port: 5060 }),

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildAgent } from '../../../src/agent/app';
 import { enqueueAlert } from '../../../src/shared/domain/alerts/enqueue';
 import { isCluster, keysEverywhere, pingRedis } from '../../../src/shared/infra/redis';
-import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
+import { AgentHarness, QUEUED_PROCESSING, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { createTestContext, TestContext } from '../../support/harness';
 import { startRedisCluster, RedisClusterHandle } from '../../support/redis-cluster';
 import { account, carrier, pricelist, rate, seed } from '../../support/seed';
@@ -18,7 +18,7 @@ describe('on a Redis Cluster', () => {
 
   beforeAll(async () => {
     cluster = await startRedisCluster(3);
-    h = await startAgentHarness(1, { REDIS_CLUSTER_NODES: cluster.nodes, RECORD_BATCH_MAX: '5' });
+    h = await startAgentHarness(1, { ...QUEUED_PROCESSING, REDIS_CLUSTER_NODES: cluster.nodes, RECORD_BATCH_MAX: '5' });
     await seed(h.ctx, {
       carriers: [carrier('c1', { host: '10.0.0.1', port: 5060 })],
       pricelists: [pricelist('pl')],

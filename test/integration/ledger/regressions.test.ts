@@ -1,7 +1,7 @@
 import { auditLedger } from '../../../src/shared/domain/ledger/audit';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
-import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-harness';
+import { AgentHarness, QUEUED_PROCESSING, startAgentHarness, waitFor } from '../../support/agent-harness';
 import { account, perSecondRating, seed } from '../../support/seed';
 import { importFile, tempFile, csvOf } from '../import/support';
 
@@ -52,7 +52,7 @@ describe('ledger: each charge and refund exactly once', () => {
     );
 
   beforeAll(async () => {
-    h = await startAgentHarness(2);
+    h = await startAgentHarness(2, QUEUED_PROCESSING);
     await seed(h.ctx, {
       ...perSecondRating(),
       accounts: [
