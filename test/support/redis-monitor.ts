@@ -8,8 +8,11 @@ import type { Redis } from 'ioredis';
  * with "Command queue state error". Here the `+OK` and every line after it are read in order.
  */
 export interface RedisMonitor {
-  /** Every command Redis runs from now on, in the order it runs them: name (lower case) first. */
-  onCommand(listener: (args: string[]) => void): void;
+  /**
+   * Every command Redis runs from now on, in the order it runs them: name (lower case) first. `byScript`:
+   * run by a Lua script (MONITOR's `[0 lua]`), not sent by a client.
+   */
+  onCommand(listener: (args: string[], byScript: boolean) => void): void;
   close(): void;
 }
 
@@ -17,7 +20,7 @@ export interface RedisMonitor {
 export function openMonitor(redis: Redis): Promise<RedisMonitor> {
   const { path, host, port } = redis.options;
   const socket = path ? net.createConnection(path) : net.createConnection(port ?? 6379, host ?? '127.0.0.1');
-  const listeners: ((args: string[]) => void)[] = [];
+  const listeners: ((args: string[], byScript: boolean) => void)[] = [];
   let buffered = '';
   let on = false;
   return new Promise((resolve, reject) => {
@@ -43,7 +46,8 @@ export function openMonitor(redis: Redis): Promise<RedisMonitor> {
           continue;
         }
         const args = commandArgs(line);
-        if (args.length > 0) for (const listener of listeners) listener(args);
+        const byScript = line.includes(' lua] "');
+        if (args.length > 0) for (const listener of listeners) listener(args, byScript);
       }
     });
     socket.write('MONITOR\r\n');
