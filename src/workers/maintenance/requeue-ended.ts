@@ -1,6 +1,6 @@
 import type { AppContext } from '../../shared/domain/context';
 import type { AccountDoc } from '../../shared/domain/types';
-import { enqueueProcessing, processingJobId } from '../transactions/end';
+import { enqueueProcessing, processingJob, processingJobId } from '../transactions/end';
 import { takeoverMs } from './recover';
 
 /**
@@ -41,7 +41,7 @@ export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date())
       if (state === 'failed') await job!.retry('failed');
       else if (state === 'missing' || state === 'unknown' || state === 'completed') {
         if (job) await job.remove();
-        await enqueueProcessing(ctx, account.account_tag, entry);
+        await enqueueProcessing(ctx, processingJob(account.account_tag, entry.transaction_tag, entry.id));
       } else continue;
       requeued += 1;
       ctx.logger.warn(

@@ -72,17 +72,8 @@ export async function unEndEntry(
 }
 
 /** Queues the rating of an ended entry; the job id is the entry's unique id, so a repeat is a no-op. */
-export async function enqueueProcessing(
-  ctx: AppContext,
-  accountTag: string,
-  entry: { id: string; transaction_tag: string },
-  ended?: EndedEntry,
-): Promise<void> {
-  await ctx.queues.processing.add(
-    'process',
-    { account_tag: accountTag, transaction_tag: entry.transaction_tag, entry_id: entry.id, enqueued_at: new Date().toISOString(), ended },
-    { jobId: processingJobId(entry.id) },
-  );
+export async function enqueueProcessing(ctx: AppContext, job: ProcessingJob): Promise<void> {
+  await ctx.queues.processing.add('process', job, { jobId: processingJobId(job.entry_id) });
 }
 
 export const processingJobId = (entryId: string) => jobId('process', entryId);
@@ -93,7 +84,7 @@ export const processingJobId = (entryId: string) => jobId('process', entryId);
  */
 export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Promise<OperationResult> {
   const { result, toProcess } = await endCall(deps, job, ref);
-  await queueProcessing(deps, job.transaction_tag, toProcess);
+  await queueProcessing(deps, toProcess);
   return result;
 }
 
@@ -238,11 +229,12 @@ export function processingJob(accountTag: string, transactionTag: string, entryI
 }
 
 /** Decided: a queue that fails now delays the charge (requeue-ended queues it again), it does not undo the end. */
-export async function queueProcessing(deps: TransactionDeps, transactionTag: string, jobs: ProcessingJob[]): Promise<void> {
-  await Promise.all(
-    jobs.map((j) => enqueueProcessing(deps.ctx, j.account_tag, { id: j.entry_id, transaction_tag: j.transaction_tag }, j.ended)),
-  ).catch((err: unknown) =>
-    deps.ctx.logger.warn({ err, transaction_tag: transactionTag }, 'processing not queued; the maintenance pass will queue it'),
+export async function queueProcessing(deps: TransactionDeps, jobs: ProcessingJob[]): Promise<void> {
+  await Promise.all(jobs.map((j) => enqueueProcessing(deps.ctx, j))).catch((err: unknown) =>
+    deps.ctx.logger.warn(
+      { err, transaction_tags: [...new Set(jobs.map((j) => j.transaction_tag))] },
+      'processing not queued; the maintenance pass will queue it',
+    ),
   );
 }
 

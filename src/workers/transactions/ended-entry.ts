@@ -1,4 +1,4 @@
-import type { RunningTransaction } from '../../shared/domain/types';
+import { callId, type RunningTransaction } from '../../shared/domain/types';
 import type { EndedEntry, ProcessingJob } from '../../shared/domain/queues/payloads';
 
 /**
@@ -32,7 +32,7 @@ export function carriedEntry(job: ProcessingJob & { ended: EndedEntry }): Runnin
     id: job.entry_id,
     transaction_tag: e.transaction_tag,
     origin_account_tag: e.origin_account_tag,
-    call_id: '',
+    call_id: callId(e.origin_account_tag, e.transaction_tag),
     source: e.source,
     source_ip: e.source_ip,
     destination: e.destination,

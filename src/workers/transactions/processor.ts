@@ -34,7 +34,7 @@ export function transactionProcessor(deps: TransactionDeps) {
         ctx.logger.warn({ err, jobId: job.id }, 'reply not published; the agent reads the job instead'),
       );
     }
-    if (toProcess.length > 0) await settle(job.data.op === 'end' ? job.data.transaction_tag : '', toProcess);
+    if (toProcess.length > 0) await settle(toProcess);
     return result;
   };
 }
@@ -50,8 +50,8 @@ export function transactionProcessor(deps: TransactionDeps) {
  */
 function settleEnded(deps: TransactionDeps) {
   const processing = processingDeps(deps);
-  return async (transactionTag: string, jobs: ProcessingJob[]) => {
-    if (!deps.processInline) return queueProcessing(deps, transactionTag, jobs);
+  return async (jobs: ProcessingJob[]) => {
+    if (!deps.processInline) return queueProcessing(deps, jobs);
     const left: ProcessingJob[] = [];
     for (const job of jobs) {
       const outcome = await processEndedCall(processing, job).then(
@@ -63,7 +63,7 @@ function settleEnded(deps: TransactionDeps) {
       );
       if (outcome === 'failed' || outcome === 'not-ended') left.push(job);
     }
-    if (left.length > 0) await queueProcessing(deps, transactionTag, left);
+    if (left.length > 0) await queueProcessing(deps, left);
   };
 }
 

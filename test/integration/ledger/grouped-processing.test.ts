@@ -6,7 +6,7 @@ import { connectMongo, type Mongo } from '../../../src/shared/domain/store';
 import { QueueNames } from '../../../src/shared/domain/queues/names';
 import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { processingDeps } from '../../../src/workers/transactions/deps';
-import { enqueueProcessing } from '../../../src/workers/transactions/end';
+import { enqueueProcessing, processingJob } from '../../../src/workers/transactions/end';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { startWorkers, type WorkerPool } from '../../../src/workers/worker-pool';
 import { createTestContext, TestContext } from '../../support/harness';
@@ -171,8 +171,7 @@ describe('processing calls that arrive one at a time, with a settle window', () 
   });
 
   it('a worker given the window charges queued calls through it, each once', async () => {
-    for (let i = 0; i < perAccount; i++)
-      await enqueueProcessing(s.ctx, 'queued', { id: `queued-entry-${i}`, transaction_tag: `queued-t${i}` });
+    for (let i = 0; i < perAccount; i++) await enqueueProcessing(s.ctx, processingJob('queued', `queued-t${i}`, `queued-entry-${i}`));
     pool = await startWorkers(s.ctx, [QueueNames.processing]);
     const { accounts, transactions } = s.ctx.mongo.collections;
     await waitFor(
