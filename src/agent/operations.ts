@@ -112,7 +112,7 @@ export class AgentOperations {
     ms: number,
   ): Promise<OperationResult | null> {
     const ref = { jobId, op: job.op, account_tag: job.account_tag, transaction_tag: job.transaction_tag ?? '' };
-    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, ms);
+    const decision = await decideAbandonedWithin(this.ctx.mongo.collections, ref, ms);
     return !decision.won && decision.doc.state === 'done' ? decision.doc.result : null;
   }
 

@@ -97,7 +97,7 @@ export class RecordBatchService {
    */
   private async abandon(batchId: string): Promise<ImportBatchResult | null> {
     const ref = { jobId: batchId, op: 'record-batch', account_tag: '', transaction_tag: '' };
-    const decision = await decideAbandonedWithin(this.ctx.mongo.collections.outcomes, ref, abandonWriteMs(this.ctx.config));
+    const decision = await decideAbandonedWithin(this.ctx.mongo.collections, ref, abandonWriteMs(this.ctx.config));
     if (decision.won || decision.doc.state !== 'done') return null;
     return (await finishedBatch(this.ctx.mongo.db, batchId))?.result ?? null;
   }

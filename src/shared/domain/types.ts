@@ -174,6 +174,13 @@ export interface RunningTransaction {
   end_job?: string | null;
   end_deadline?: number | null;
   /**
+   * True when the write that made the entry (begin) or ended it (end) was itself the job's decision
+   * 'done' (a single-party call, issue 36): no decision document exists, the entry is the decision, and
+   * it never needs the recovery sweep. docs/ARCHITECTURE.md, "Decided by its own write".
+   */
+  begin_decided?: boolean;
+  end_decided?: boolean;
+  /**
    * Set only on a reservation: a concurrency slot an authorization holds for a call not yet begun
    * (no rate, costs nothing), until this time unless begin takes it over. Absent or null on a call.
    */
@@ -236,6 +243,12 @@ export interface AccountDoc {
   import_marker?: LedgerMarker | null;
   /** Bumped by every balance change: the ledger's compare-and-swap. */
   ledger_rev?: number;
+  /**
+   * Agent jobs (begin, end) recorded abandoned on this account, their calling account: the job's own
+   * deciding write requires its id to be absent, so a TIMEOUT answered after the fence stays true
+   * (src/shared/domain/calls/decisions.ts). Dropped by the recovery sweep with the decisions of their age.
+   */
+  fenced_jobs?: Array<{ job: string; at: Date }>;
   /** Bumped by every change of running entries or balance; prepaid begins update conditionally on it. */
   rev?: number;
 }
@@ -312,6 +325,9 @@ export interface TransactionDoc {
   /** recordTransaction's job and deadline: the record stays only if that operation is decided 'done'. */
   record_job?: string;
   record_deadline?: number;
+  /** The begin and end jobs of the running entry this record charged (processing): a decision's last trace. */
+  begin_job?: string | null;
+  end_job?: string | null;
 }
 
 /** The key of a call within one account: its caller and its tag (tags are the caller's, not global). */

@@ -170,6 +170,11 @@ async function pruneDecisions(deps: TransactionDeps, now: Date, cutoff: number):
     at: { $lt: new Date(before) },
     $or: [{ op: { $ne: ROLLBACK_OUTCOMES.op } }, { applied_at: { $exists: true } }],
   });
+  // The fences of abandoned begins and ends (decisions.ts) go with the abandonments recorded beside them.
+  await deps.ctx.mongo.collections.accounts.updateMany(
+    { 'fenced_jobs.at': { $lt: new Date(before) } },
+    { $pull: { fenced_jobs: { at: { $lt: new Date(before) } } } },
+  );
   return deletedCount;
 }
 
@@ -213,7 +218,7 @@ async function undecidedAgentBatches(deps: TransactionDeps, cutoff: number, resu
     const known = await deps.ctx.mongo.collections.outcomes.findOne({ _id: batch._id });
     const fate =
       known ??
-      (await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, {
+      (await abandonUnlessDecided(deps.ctx.mongo.collections, {
         jobId: batch._id,
         op: 'record-batch',
         account_tag: '',

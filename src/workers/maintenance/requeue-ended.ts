@@ -33,6 +33,7 @@ export async function requeueEndedCalls(ctx: AppContext, now: Date = new Date())
       // Only an end decided 'done' is charged; an undecided or abandoned one is the recovery sweep's.
       if (
         entry.end_job &&
+        !entry.end_decided &&
         (await ctx.mongo.collections.outcomes.findOne({ _id: entry.end_job }, { projection: { state: 1 } }))?.state !== 'done'
       )
         continue;

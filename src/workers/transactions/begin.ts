@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
 import { covers, type OutcomeDoc } from '../../shared/domain/calls/decisions';
 import { refusalAlert } from '../../shared/domain/alerts';
-import { type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
+import { beforeDeadline, type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
 import { availableBalance, canAffordStart, hasSpendLimits } from '../../shared/domain/rating';
 import { spendRoom } from '../../shared/domain/ledger';
 import { conclude, decidedDone, fateOf, JobRef, type Fate } from './decide';
@@ -18,7 +18,17 @@ import type { EntryRecovery } from './recovery';
 
 const MAX_OPTIMISTIC_ATTEMPTS = 200;
 
-type Insertion = { ok: true; entryId: string } | { ok: false; reason: Reason };
+/** `decided`: the entry carries `begin_decided` (its write was the begin's decision, see tryBegin). */
+type Insertion = { ok: true; entryId: string; decided: boolean } | { ok: false; reason: Reason };
+
+/**
+ * For the write that decides a single-party begin (issue 36): the job's fence must be absent from the
+ * account (src/shared/domain/calls/decisions.ts), and the write is made only while the agent still waits.
+ */
+const unfenced = (entry: RunningTransaction) => (entry.begin_decided ? { 'fenced_jobs.job': { $ne: entry.begin_job } } : {});
+const fencedOut = (account: AccountDoc, entry: RunningTransaction) =>
+  entry.begin_decided === true &&
+  (account.fenced_jobs?.some((f) => f.job === entry.begin_job) === true || !beforeDeadline(entry.begin_deadline!));
 
 /**
  * Adds a running entry to one account. The concurrency limit is part of the update's filter (the
@@ -34,7 +44,9 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     const running = account.running_transactions ?? [];
     const same = running.find((r) => r.call_id === entry.call_id);
     // This very job inserted it before a crash: a re-run carries on from there.
-    if (same && same.begin_job === entry.begin_job) return { ok: true, entryId: same.id };
+    if (same && same.begin_job === entry.begin_job) return { ok: true, entryId: same.id, decided: same.begin_decided === true };
+    // Abandoned by the agent (it answered TIMEOUT), or too late to be heard: the decision cannot be made.
+    if (fencedOut(account, entry)) return { ok: false, reason: Reasons.TIMEOUT };
     const prepaid = account.type === 'PREPAID' && !party.inbound;
     if (same && isReservation(same)) {
       // The call's authorization holds its slot: the entry takes it over, so the limit is not checked again.
@@ -43,14 +55,17 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
       }
       // Its authorization's hold (spend limits) stays with the call: the limits already granted it.
       const taking = same.hold !== undefined && same.hold !== null ? { ...entry, hold: same.hold } : entry;
-      if (await takeOverReservation(deps, account, same.id, taking, prepaid)) return { ok: true, entryId: entry.id };
+      if (await takeOverReservation(deps, account, same.id, taking, prepaid, unfenced(entry)))
+        return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
       account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
       continue;
     }
     if (same) {
       // Another begin of this call (a client's retry) stands only if it is decided 'done'.
-      const fate = same.begin_job
-        ? await fateOf(
+      const fate = same.begin_decided
+        ? 'done'
+        : same.begin_job
+          ? await fateOf(
             deps,
             {
               jobId: same.begin_job,
@@ -91,6 +106,7 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
       _id: account._id,
       account_tag: account.account_tag,
       'running_transactions.call_id': { $ne: entry.call_id },
+      ...unfenced(entry),
     };
     if (max !== null && max !== undefined) {
       // max 0 means no call at all; otherwise the array may hold at most max - 1 entries now.
@@ -99,7 +115,7 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     }
     if (prepaid || limited) Object.assign(filter, { rev: account.rev ?? { $exists: false } });
     const result = await accounts.updateOne(filter, { $push: { running_transactions: entry }, $inc: { rev: 1 } });
-    if (result.modifiedCount === 1) return { ok: true, entryId: entry.id };
+    if (result.modifiedCount === 1) return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
     // Someone changed the account in between: re-read and decide again.
     account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
     await new Promise((resolve) => setImmediate(resolve));
@@ -136,6 +152,11 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
     return refused(result.reason);
   }
   const made = result.inserted.map((e) => ({ account_tag: e.account_tag, entry_id: e.id }));
+  if (result.decided) {
+    // A single-party call: the entry's own write was the decision (tryBegin).
+    deps.decisions?.remember(ref.id, { state: 'done', made, result: done() });
+    return done();
+  }
   const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
   return conclude(deps, opRef, ref.deadline, done(), async (undo) => {
     await Promise.all(undo.map((e) => removeEntry(deps, e.account_tag, e.entry_id!)));
@@ -143,7 +164,8 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
 }
 
 type BeginAttempt =
-  (OperationResult & { ok: false; refusedBy?: AccountDoc }) | { ok: true; inserted: Array<{ account_tag: string; id: string }> };
+  | (OperationResult & { ok: false; refusedBy?: AccountDoc })
+  | { ok: true; inserted: Array<{ account_tag: string; id: string }>; decided: boolean };
 
 async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<BeginAttempt> {
   const { accounts } = deps.ctx.mongo.collections;
@@ -176,6 +198,11 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
   const carrierIp = job.carrier_ip ?? rated[0].rate.carrierIp;
   const inserted: Array<{ account_tag: string; id: string }> = [];
   const call = callId(job.account_tag, job.transaction_tag);
+  // A call of one party is decided by the write that makes its entry, conditional on the agent not
+  // having abandoned it (issue 36: no decision document). With more parties, each entry is made and the
+  // decision recorded afterwards (conclude): all or none of them stay.
+  const single = rated.length === 1;
+  let decided = false;
   for (const { party, rate } of rated) {
     const entry: RunningTransaction = {
       id: randomUUID(),
@@ -196,6 +223,7 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
       call_parties: callParties,
       begin_job: ref.id,
       begin_deadline: ref.deadline,
+      ...(single ? { begin_decided: true } : {}),
     };
     const result = await insertEntry(deps, party, entry);
     if (!result.ok) {
@@ -203,8 +231,9 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
       return { ok: false, reason: result.reason, refusedBy: party.account };
     }
     inserted.push({ account_tag: party.account.account_tag, id: result.entryId });
+    decided = result.decided;
   }
-  return { ok: true, inserted };
+  return { ok: true, inserted, decided: single && decided };
 }
 
 /**
@@ -214,7 +243,7 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
  * version wrote it). 'unknown': the begin is still in flight past the asker's own deadline.
  */
 export function beginFate(deps: TransactionDeps, entry: RunningTransaction, accountTag: string, deadline: number): Promise<Fate> {
-  if (!entry.begin_job) return Promise.resolve('done');
+  if (!entry.begin_job || entry.begin_decided) return Promise.resolve('done');
   return fateOf(
     deps,
     {
@@ -255,7 +284,8 @@ export async function takeBackBegin(
   let removed = 0;
   for (const tag of parties) {
     const entry = tag === callerTag ? callerEntry : await entryOn(tag);
-    if (!entry || covers(decision, { account_tag: tag, entry_id: entry.id })) continue;
+    // An entry whose write was its begin's decision stands, whatever this caller believes.
+    if (!entry || entry.begin_decided || covers(decision, { account_tag: tag, entry_id: entry.id })) continue;
     if (await removeEntry(deps, tag, entry.id)) removed += 1;
   }
   return removed;
@@ -265,6 +295,7 @@ export async function takeBackBegin(
 export const beginRecovery: EntryRecovery = {
   op: 'begin',
   field: 'begin_job',
-  pending: (entry) => (entry.begin_job && entry.begin_deadline != null ? { jobId: entry.begin_job, deadline: entry.begin_deadline } : null),
+  pending: (entry) =>
+    entry.begin_job && !entry.begin_decided && entry.begin_deadline != null ? { jobId: entry.begin_job, deadline: entry.begin_deadline } : null,
   undo: (deps, accountTag, entry) => removeEntry(deps, accountTag, entry.id),
 };

@@ -3,6 +3,7 @@ import {
   covers,
   decideAbandoned,
   decideDone,
+  fence,
   OperationRef,
   OutcomeDoc,
   RollbackTarget,
@@ -37,9 +38,10 @@ export async function decideByDeadline(
   deadline: number,
   result: OperationResult,
 ): Promise<{ state: OutcomeDoc['state']; earlier: OutcomeDoc | null }> {
-  const { outcomes } = deps.ctx.mongo.collections;
   const intime = beforeDeadline(deadline);
-  const decision = intime ? await decideDone(outcomes, ref, result) : await decideAbandoned(outcomes, ref);
+  const decision = intime
+    ? await decideDone(deps.ctx.mongo.collections.outcomes, ref, result)
+    : await decideAbandoned(deps.ctx.mongo.collections, ref);
   if (decision.won) {
     const state = intime ? 'done' : 'abandoned';
     deps.decisions?.remember(ref.jobId, { state, made: ref.made, result: intime ? result : null });
@@ -106,10 +108,15 @@ export async function decideRefusal(
 ): Promise<OperationResult> {
   if (result.ok) return result;
   if (result.reason === Reasons.TIMEOUT || result.reason === Reasons.UNAVAILABLE) {
-    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref);
+    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections, ref);
     deps.decisions?.remember(ref.jobId, decision);
     return decision.state === 'done' ? (decision.result ?? done()) : result;
   }
+  // A begin or end may decide by its own write (a single-party call): fenced first, a run of the same
+  // job from a restored queue cannot make that write after this refusal; made already by an earlier
+  // run, that write is the answer.
+  const byWrite = await fence(deps.ctx.mongo.collections, ref);
+  if (byWrite) return byWrite.result ?? done();
   // Nothing to carry out: a rollback refused is applied already (the recovery sweep skips it).
   const refusal = { ...ref, made: [], ...(ref.op === ROLLBACK_OUTCOMES.op ? { targets: [], applied_at: new Date() } : {}) };
   const { state, earlier } = await decideByDeadline(deps, refusal, deadline, result);
@@ -160,7 +167,7 @@ export async function fateOf(
       return fate(doc);
     }
     if (otherDeadline !== undefined && !beforeDeadline(otherDeadline)) {
-      const decision = await abandonUnlessDecided(outcomes, ref);
+      const decision = await abandonUnlessDecided(deps.ctx.mongo.collections, ref);
       deps.decisions?.remember(ref.jobId, decision);
       return fate(decision);
     }

@@ -3,7 +3,7 @@ import { AccountDoc, callId, isReservation, RunningTransaction } from '../../sha
 import type { Collections } from '../../shared/domain/store';
 import { jobId } from '../../shared/domain/queues/names';
 import type { RollbackTarget } from '../../shared/domain/calls/decisions';
-import { done, type EndJob, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
+import { beforeDeadline, done, type EndJob, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
 import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';
@@ -11,23 +11,31 @@ import type { EntryRecovery } from './recovery';
 import { endedEntryOf } from './ended-entry';
 import type { EndedEntry, ProcessingJob } from '../../shared/domain/queues/payloads';
 
-/** Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress. */
+/**
+ * Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress,
+ * and the job not fenced (abandoned by the agent, src/shared/domain/calls/decisions.ts). `decides`: the
+ * write is the end's decision, made only on the entry of a single-party call (its begin decided by its
+ * own write too), which then carries `end_decided`.
+ */
 async function endEntry(
   accounts: Collections['accounts'],
   accountTag: string,
   call: string,
   end: Date,
   ref: JobRef,
+  decides = false,
 ): Promise<AccountDoc | null> {
+  // reserved_until null: an authorization's reservation is no call to end.
+  const entry = { call_id: call, in_progress: true, reserved_until: null, ...(decides ? { begin_decided: true } : {}) };
   return accounts.findOneAndUpdate(
-    // reserved_until null: an authorization's reservation is no call to end.
-    { account_tag: accountTag, running_transactions: { $elemMatch: { call_id: call, in_progress: true, reserved_until: null } } },
+    { account_tag: accountTag, 'fenced_jobs.job': { $ne: ref.id }, running_transactions: { $elemMatch: entry } },
     {
       $set: {
         'running_transactions.$[e].in_progress': false,
         'running_transactions.$[e].timestamp_end': end,
         'running_transactions.$[e].end_job': ref.id,
         'running_transactions.$[e].end_deadline': ref.deadline,
+        ...(decides ? { 'running_transactions.$[e].end_decided': true } : {}),
       },
       $inc: { rev: 1 },
     },
@@ -55,7 +63,11 @@ export async function unEndEntry(
   endJob: string,
   entry: { id: string } | { call_id: string },
 ): Promise<void> {
-  const match = 'id' in entry ? { id: entry.id, end_job: endJob } : { call_id: entry.call_id, end_job: endJob };
+  // An end decided by its own write is never taken back.
+  const match =
+    'id' in entry
+      ? { id: entry.id, end_job: endJob, end_decided: { $ne: true } }
+      : { call_id: entry.call_id, end_job: endJob, end_decided: { $ne: true } };
   await accounts.updateOne(
     { account_tag: accountTag, running_transactions: { $elemMatch: match } },
     {
@@ -111,6 +123,12 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
   }
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
+  // A single-party call is ended and decided by one write, while the agent still waits (issue 36).
+  const decidedEnd = beforeDeadline(ref.deadline) ? entryOfCall(await endEntry(accounts, job.account_tag, call, at, ref, true), call) : undefined;
+  if (decidedEnd) {
+    deps.decisions?.remember(ref.id, { state: 'done', made: [{ account_tag: job.account_tag, entry_id: decidedEnd.id }], result: done() });
+    return { result: done(), toProcess: [processingJob(job.account_tag, job.transaction_tag, decidedEnd.id, endedEntryOf(decidedEnd))] };
+  }
   const entryOf = (doc: Pick<AccountDoc, 'running_transactions'> | null) => entryOfCall(doc, call);
   const endedByUs = async (tag: string) => {
     const entry = entryOf(await accounts.findOne({ account_tag: tag }, { projection: callEntryOnly(call) }));
@@ -130,14 +148,20 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
     for (let attempt = 0; ; attempt++) {
       const mine = entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag));
       if (mine) return mine;
-      const current = entryOf(await accounts.findOne({ account_tag: tag }, { projection: callEntryOnly(call) }));
+      const read = await accounts.findOne(
+        { account_tag: tag },
+        { projection: { ...callEntryOnly(call), fenced_jobs: { $elemMatch: { job: ref.id } } } },
+      );
+      const current = entryOf(read);
       if (!current) return 'absent';
-      // Taken back in between (the end that stood in the way was abandoned): end it now.
+      // Taken back in between (the end that stood in the way was abandoned): end it now; unless this end
+      // is the one abandoned (fenced): it may not end anything now.
       if (current.in_progress) {
-        if (attempt >= 3) return 'unknown';
+        if (attempt >= 3 || (read?.fenced_jobs?.length ?? 0) > 0) return 'unknown';
         continue;
       }
       if (!current.end_job) return 'ended';
+      if (current.end_decided) return 'ended';
       const fate = await fateOf(
         deps,
         {
@@ -255,7 +279,9 @@ export const endRecovery: EntryRecovery = {
   op: 'end',
   field: 'end_job',
   pending: (entry) =>
-    !entry.in_progress && entry.end_job && entry.end_deadline != null ? { jobId: entry.end_job, deadline: entry.end_deadline } : null,
+    !entry.in_progress && entry.end_job && !entry.end_decided && entry.end_deadline != null
+      ? { jobId: entry.end_job, deadline: entry.end_deadline }
+      : null,
   undo: async (deps, accountTag, entry, jobId) => {
     await unEndEntry(deps.ctx.mongo.collections.accounts, accountTag, jobId, { id: entry.id });
     return true;

@@ -22,6 +22,7 @@ export function endedEntryOf(entry: RunningTransaction): EndedEntry | undefined 
     timestamp_begin: entry.timestamp_begin.toISOString(),
     timestamp_end: entry.timestamp_end.toISOString(),
     end_job: entry.end_job,
+    begin_job: entry.begin_job ?? null,
   };
 }
 
@@ -46,5 +47,6 @@ export function carriedEntry(job: ProcessingJob & { ended: EndedEntry }): Runnin
     timestamp_begin: new Date(e.timestamp_begin),
     timestamp_end: new Date(e.timestamp_end),
     end_job: e.end_job,
+    begin_job: e.begin_job ?? null,
   };
 }

@@ -90,6 +90,8 @@ async function chargeEntry(
     rate: entry.rate,
     call_parties: entry.call_parties ?? [accountTag],
     charged_by: 'processing',
+    begin_job: entry.begin_job ?? null,
+    end_job: entry.end_job ?? null,
   });
   let { existing } = await insertRecord(transactions, record);
   // The record of an earlier use of this tag whose rollback was answered ok but is not carried out on

@@ -146,7 +146,7 @@ async function failed(
   takeBack: () => Promise<unknown>,
 ): Promise<OperationResult> {
   try {
-    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, {
+    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections, {
       jobId,
       op: job.op,
       account_tag: job.account_tag,

@@ -21,6 +21,9 @@ export interface CallFacts {
   rate: RateSnapshot | null;
   call_parties: string[];
   charged_by?: TransactionDoc['charged_by'];
+  /** The jobs that began and ended the running entry charged (processing only). */
+  begin_job?: string | null;
+  end_job?: string | null;
 }
 
 /** The consolidated, self-contained record of a rated call (state 'pending' until charged). */
@@ -51,5 +54,7 @@ export function ratedRecord(call: CallFacts): TransactionDoc {
     state: 'pending',
     call_parties: call.call_parties,
     ...(call.charged_by ? { charged_by: call.charged_by } : {}),
+    ...(call.begin_job ? { begin_job: call.begin_job } : {}),
+    ...(call.end_job ? { end_job: call.end_job } : {}),
   };
 }

@@ -40,7 +40,7 @@ export async function stands(
   ref: OperationRef,
   share: RollbackTarget,
 ): Promise<boolean> {
-  return covers(known ?? (await abandonUnlessDecided(deps.ctx.mongo.collections.outcomes, ref)), share);
+  return covers(known ?? (await abandonUnlessDecided(deps.ctx.mongo.collections, ref)), share);
 }
 
 /**

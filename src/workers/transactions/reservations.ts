@@ -130,11 +130,14 @@ export async function takeOverReservation(
   reservationId: string,
   entry: RunningTransaction,
   checkRev: boolean,
+  /** More conditions on the account (a deciding begin's fence: begin.ts). */
+  extra: Record<string, unknown> = {},
 ): Promise<boolean> {
   const filter: Record<string, unknown> = {
     _id: account._id,
     account_tag: account.account_tag,
     running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } },
+    ...extra,
   };
   if (checkRev) filter.rev = account.rev ?? { $exists: false };
   const result = await deps.ctx.mongo.collections.accounts.updateOne(

@@ -77,7 +77,7 @@ async function findTargets(
     // recorded call's tag, a record job killed before it released the call's reservations) or beside a
     // running entry. Taking only the entry would answer ok and leave the record charged.
     const entry = party === callerTag ? callerEntry : await entryOf(party);
-    if (entry) targets.push({ account_tag: party, entry_id: entry.id });
+    if (entry) targets.push({ account_tag: party, entry_id: entry.id, ...(entry.begin_decided && entry.begin_job ? { fence_job: entry.begin_job } : {}) });
     const record = party === callerTag ? callerRecord : await recordOf(party);
     if (record && record._id !== entry?.id) {
       targets.push({ account_tag: party, record_id: record._id });
@@ -107,7 +107,7 @@ export async function applyRollback(
 ): Promise<void> {
   const { transactions, outcomes } = deps.ctx.mongo.collections;
   for (const target of targets) {
-    if (target.entry_id && (await removeEntry(deps, target.account_tag, target.entry_id))) continue;
+    if (target.entry_id && (await removeEntry(deps, target.account_tag, target.entry_id, target.fence_job))) continue;
     // Processing took the entry first: its record has the entry's id.
     const record = await transactions.findOne({ _id: target.record_id ?? target.entry_id, account_tag: target.account_tag });
     if (record) await refundRecord(deps, record, batches);

@@ -149,7 +149,7 @@ describe('import batch retried after a crash', () => {
   it('defect 9: an agent batch the agent gave up on is taken back by the worker that finishes it', async () => {
     const before = [await balance('a'), await balance('p')];
     const batchId = importBatchId('api-late', 0);
-    await decideAbandoned(ctx.mongo.collections.outcomes, { jobId: batchId, op: 'record-batch', account_tag: '', transaction_tag: '' });
+    await decideAbandoned(ctx.mongo.collections, { jobId: batchId, op: 'record-batch', account_tag: '', transaction_tag: '' });
     const late = await processImportBatch(
       deps,
       { import_id: 'api-late', batch: 0, lines: [line(0, 'w1', 'a', 10)], deadline: Date.now() + 10_000 },

@@ -58,7 +58,7 @@ describe('recovery: TIMEOUT is true, interrupted operations are finished or undo
 
   it('defect 8: a begin that commits after the agent answered TIMEOUT is taken back, on every party', async () => {
     // The agent gave up first and recorded it.
-    await decideAbandoned(ctx.mongo.collections.outcomes, { jobId: 'late-begin', op: 'begin', account_tag: 'kid', transaction_tag: 'b1' });
+    await decideAbandoned(ctx.mongo.collections, { jobId: 'late-begin', op: 'begin', account_tag: 'kid', transaction_tag: 'b1' });
     const answer = await begin(deps, beginJob('b1', 'kid', now() + 10_000), { id: 'late-begin', deadline: now() + 10_000 });
     expect(answer).toEqual({ ok: false, reason: 'TIMEOUT' });
     expect(await running('kid')).toEqual([]);

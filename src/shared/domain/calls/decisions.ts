@@ -1,6 +1,7 @@
 import type { Collection } from 'mongodb';
 import { groupInsert } from '../../infra/group-commands';
-import type { OperationResult } from './results';
+import type { Collections } from '../store';
+import { done, type OperationResult } from './results';
 
 /**
  * The one place where an agent operation's fate is decided, so that every answer the agent gives is
@@ -10,6 +11,13 @@ import type { OperationResult } from './results';
  * The first insert under the job's id wins (a unique `_id`); the loser reads the winner's document: an
  * agent finding 'done' answers its result, a worker finding 'abandoned' undoes its changes. Kept for a
  * day (TTL): far longer than a job can still run (its lock and the recovery sweep work in seconds).
+ *
+ * A single-party call's begin and end decide without a document (issue 36): the one write that makes
+ * the entry, or ends it, is the decision 'done' (the entry carries `begin_decided` / `end_decided`).
+ * That write requires the job's id to be absent from the caller's `fenced_jobs`, and an abandonment of
+ * a begin or end first fences the caller's account, a write that requires no entry decided by that job:
+ * on one document, one of the two wins, and the abandonment then records 'abandoned' as for every other
+ * operation (the readers of decisions look at both: `decidedBy` below, then the document).
  */
 export interface OutcomeDoc {
   _id: string;
@@ -50,6 +58,8 @@ export interface RollbackTarget {
   account_tag: string;
   entry_id?: string;
   record_id?: string;
+  /** A running entry's begin job when that job's own write decided it: fenced as the entry goes (entries.ts). */
+  fence_job?: string;
 }
 
 export interface OperationRef {
@@ -73,17 +83,80 @@ export function decideDone(outcomes: Collection<OutcomeDoc>, ref: OperationRef, 
   return claim(outcomes, docOf(ref, 'done', result));
 }
 
-/** The agent's (or the recovery sweep's) side: nobody will be told this operation happened. */
-export function decideAbandoned(outcomes: Collection<OutcomeDoc>, ref: OperationRef): Promise<Decision> {
-  return claim(outcomes, docOf(ref, 'abandoned', null));
+/** What an abandonment writes to: the decisions, and for begin and end the caller's account and records. */
+export type DecisionStore = Pick<Collections, 'outcomes' | 'accounts' | 'transactions'>;
+
+/** The operations a single-party call decides by its own write, and the entry fields that say so. */
+const DECIDED_BY_WRITE = {
+  begin: { job: 'begin_job', decided: 'begin_decided' },
+  end: { job: 'end_job', decided: 'end_decided' },
+} as const;
+
+/**
+ * A begin or end decided by its own write (its entry says so), or, the entry charged since, by the
+ * record it left: the decision 'done' it stands for. Null when neither is found.
+ */
+export async function decidedBy(store: Pick<DecisionStore, 'accounts' | 'transactions'>, ref: OperationRef): Promise<OutcomeDoc | null> {
+  const fields = DECIDED_BY_WRITE[ref.op as keyof typeof DECIDED_BY_WRITE];
+  if (!fields) return null;
+  const doneDoc = (made: RollbackTarget): OutcomeDoc => ({
+    _id: ref.jobId,
+    state: 'done',
+    op: ref.op,
+    account_tag: ref.account_tag,
+    transaction_tag: ref.transaction_tag,
+    result: done(),
+    made: [made],
+    at: new Date(),
+  });
+  const holder = await store.accounts.findOne(
+    { account_tag: ref.account_tag, running_transactions: { $elemMatch: { [fields.job]: ref.jobId, [fields.decided]: true } } },
+    { projection: { running_transactions: { $elemMatch: { [fields.job]: ref.jobId, [fields.decided]: true } } } },
+  );
+  const entry = holder?.running_transactions?.[0];
+  if (entry) return doneDoc({ account_tag: ref.account_tag, entry_id: entry.id });
+  const record = await store.transactions.findOne(
+    { account_tag: ref.account_tag, transaction_tag: ref.transaction_tag, origin_account_tag: ref.account_tag, [fields.job]: ref.jobId },
+    { projection: { _id: 1 } },
+  );
+  return record ? doneDoc({ account_tag: ref.account_tag, entry_id: record._id }) : null;
+}
+
+/**
+ * Fences a begin or end on its caller's account: from now on its deciding write cannot happen (an
+ * abandonment, or a refusal the worker is about to record: decide.ts decideRefusal). Returns
+ * the decision 'done' instead when that write happened first (the entry, or the record the charged
+ * entry left, carries the job). Other operations have no fence: null.
+ */
+export async function fence(store: DecisionStore, ref: OperationRef): Promise<OutcomeDoc | null> {
+  const fields = DECIDED_BY_WRITE[ref.op as keyof typeof DECIDED_BY_WRITE];
+  if (!fields) return null;
+  await store.accounts.updateOne(
+    {
+      account_tag: ref.account_tag,
+      running_transactions: { $not: { $elemMatch: { [fields.job]: ref.jobId, [fields.decided]: true } } },
+      'fenced_jobs.job': { $ne: ref.jobId },
+    },
+    { $push: { fenced_jobs: { job: ref.jobId, at: new Date() } } },
+  );
+  // Fenced, no decided entry can appear any more; not fenced, one is there (or the account is not). In
+  // both cases a write made before may have been charged since: its entry gone, its record carries the job.
+  return decidedBy(store, ref);
+}
+
+/**
+ * The agent's (or the recovery sweep's) side: nobody will be told this operation happened. A begin or
+ * end is fenced on its caller first (see above); decided by its write already, that is the decision.
+ */
+export async function decideAbandoned(store: DecisionStore, ref: OperationRef): Promise<Decision> {
+  const byWrite = await fence(store, ref);
+  if (byWrite) return { won: false, doc: byWrite };
+  return claim(store.outcomes, docOf(ref, 'abandoned', null));
 }
 
 /** Records an operation abandoned unless it was decided already; the decision in force. */
-export async function abandonUnlessDecided(
-  outcomes: Collection<OutcomeDoc>,
-  ref: OperationRef,
-): Promise<Pick<OutcomeDoc, 'state' | 'made' | 'result'>> {
-  const decision = await decideAbandoned(outcomes, ref);
+export async function abandonUnlessDecided(store: DecisionStore, ref: OperationRef): Promise<Pick<OutcomeDoc, 'state' | 'made' | 'result'>> {
+  const decision = await decideAbandoned(store, ref);
   return decision.won ? { state: 'abandoned', result: null } : decision.doc;
 }
 
@@ -105,13 +178,13 @@ export function covers(decision: Pick<OutcomeDoc, 'state' | 'made'>, share: Roll
  * A failed attempt (MongoDB restarting: connection refused) is tried again until the bound, so a
  * restart shorter than it never turns into an answer given without the record.
  */
-export async function decideAbandonedWithin(outcomes: Collection<OutcomeDoc>, ref: OperationRef, ms: number): Promise<Decision> {
+export async function decideAbandonedWithin(store: DecisionStore, ref: OperationRef, ms: number): Promise<Decision> {
   const until = Date.now() + ms;
   for (;;) {
     const left = until - Date.now();
     try {
       return await Promise.race([
-        decideAbandoned(outcomes, ref),
+        decideAbandoned(store, ref),
         new Promise<never>((_, reject) =>
           setTimeout(() => reject(new Error(`MongoDB did not answer within ${ms} ms`)), Math.max(0, left)).unref(),
         ),

@@ -37,6 +37,8 @@ export interface EndedEntry {
   timestamp_begin: string;
   timestamp_end: string;
   end_job: string;
+  /** Absent in jobs queued by older versions. */
+  begin_job?: string | null;
 }
 
 export type AlertKind = 'LOW_BALANCE' | 'NEGATIVE_BALANCE' | 'SPEND_LIMIT' | 'CALL_REFUSED' | 'LONG_RUNNING_CALL' | 'END_CALL';
