@@ -1,5 +1,6 @@
 import type { Job, Worker } from 'bullmq';
 import { DecisionMemory } from './transactions/decision-memory';
+import { SettledMarkers } from '../shared/domain/ledger';
 import { LeanWorker } from './lean-worker';
 import type { AppContext } from '../shared/domain/context';
 import { instrumentWorker } from '../shared/domain/metrics';
@@ -25,6 +26,7 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     rating,
     importAccounts,
     decisions: new DecisionMemory(),
+    settledMarkers: new SettledMarkers(),
     processInline: ctx.config.processingInline && queues.includes(QueueNames.processing),
   });
   const workers = queues.map((name) => {

@@ -674,12 +674,22 @@ interface Quiet {
   queued: number;
 }
 
+/** Markers whose ledger entry is not written yet (a settled one may wait for the account's next call). */
+async function unsettledMarkers(c: NonNullable<Run['mongo']>['collections']): Promise<number> {
+  let count = 0;
+  for (const account of await c.accounts.find({ 'ledger_pending.0': { $exists: true } }, { projection: { ledger_pending: 1 } }).toArray()) {
+    const ops = (account.ledger_pending ?? []).map((m) => m.op);
+    count += ops.length - (await c.ledger.countDocuments({ _id: { $in: ops } }));
+  }
+  return count;
+}
+
 async function quiet(run: Run): Promise<Quiet> {
   const c = run.mongo!.collections;
   const [intents, inFlight, markers, unappliedRollbacks] = await Promise.all([
     c.transactions.countDocuments({ rerate: { $exists: true, $ne: null } }),
     c.transactions.countDocuments({ state: { $in: ['pending', 'rolling_back'] } }),
-    c.accounts.countDocuments({ 'ledger_pending.0': { $exists: true } }),
+    unsettledMarkers(c),
     c.outcomes.countDocuments({ ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false } }),
   ]);
   let queued = 0;

@@ -6,7 +6,9 @@ import { refusalAlert } from '../../shared/domain/alerts';
 import { beforeDeadline, type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
 import { availableBalance, canAffordStart, hasSpendLimits } from '../../shared/domain/rating';
 import { spendRoom } from '../../shared/domain/ledger';
-import { conclude, decidedDone, fateOf, JobRef, type Fate } from './decide';
+import { conclude, decidedDone, fateOf, fencedAnswer, JobRef, type Fate } from './decide';
+
+const callOf = (job: BeginJob) => ({ account_tag: job.account_tag, transaction_tag: job.transaction_tag });
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
@@ -19,7 +21,7 @@ import type { EntryRecovery } from './recovery';
 const MAX_OPTIMISTIC_ATTEMPTS = 200;
 
 /** `decided`: the entry carries `begin_decided` (its write was the begin's decision, see tryBegin). */
-type Insertion = { ok: true; entryId: string; decided: boolean } | { ok: false; reason: Reason };
+type Insertion = { ok: true; entryId: string; decided: boolean } | { ok: false; reason: Reason; fenced?: true };
 
 /**
  * For the write that decides a single-party begin (issue 36): the job's fence must be absent from the
@@ -46,7 +48,7 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     // This very job inserted it before a crash: a re-run carries on from there.
     if (same && same.begin_job === entry.begin_job) return { ok: true, entryId: same.id, decided: same.begin_decided === true };
     // Abandoned by the agent (it answered TIMEOUT), or too late to be heard: the decision cannot be made.
-    if (fencedOut(account, entry)) return { ok: false, reason: Reasons.TIMEOUT };
+    if (fencedOut(account, entry)) return { ok: false, reason: Reasons.TIMEOUT, fenced: true };
     const prepaid = account.type === 'PREPAID' && !party.inbound;
     if (same && isReservation(same)) {
       // The call's authorization holds its slot: the entry takes it over, so the limit is not checked again.
@@ -66,18 +68,18 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
         ? 'done'
         : same.begin_job
           ? await fateOf(
-            deps,
-            {
-              jobId: same.begin_job,
-              deadline: same.begin_deadline,
-              op: 'begin',
-              account_tag: same.origin_account_tag,
-              transaction_tag: same.transaction_tag,
-              share: { account_tag: account.account_tag, entry_id: same.id },
-            },
-            entry.begin_deadline!,
-          )
-        : 'done';
+              deps,
+              {
+                jobId: same.begin_job,
+                deadline: same.begin_deadline,
+                op: 'begin',
+                account_tag: same.origin_account_tag,
+                transaction_tag: same.transaction_tag,
+                share: { account_tag: account.account_tag, entry_id: same.id },
+              },
+              entry.begin_deadline!,
+            )
+          : 'done';
       if (fate === 'done') return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
       if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };
       await removeEntry(deps, account.account_tag, same.id);
@@ -114,8 +116,13 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
       filter[`running_transactions.${max - 1}`] = { $exists: false };
     }
     if (prepaid || limited) Object.assign(filter, { rev: account.rev ?? { $exists: false } });
-    const result = await accounts.updateOne(filter, { $push: { running_transactions: entry }, $inc: { rev: 1 } });
-    if (result.modifiedCount === 1) return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
+    // The account's charge markers this process settled go in the same write (settled-markers.ts).
+    const pull = deps.settledMarkers?.pullUpdate(account.account_tag);
+    const result = await accounts.updateOne(filter, { $push: { running_transactions: entry }, $inc: { rev: 1 }, ...pull?.update });
+    if (result.modifiedCount === 1) {
+      pull?.done();
+      return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
+    }
     // Someone changed the account in between: re-read and decide again.
     account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
     await new Promise((resolve) => setImmediate(resolve));
@@ -141,6 +148,8 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
   ) {
     result = await tryBegin(deps, job, ref);
   }
+  // Fenced: this job can make nothing; its answer is the decision in force.
+  if (!result.ok && result.fenced) return fencedAnswer(deps, { jobId: ref.id, op: 'begin', ...callOf(job) });
   if (!result.ok) {
     if (result.refusedBy) {
       void refusalAlert(deps.ctx, result.refusedBy, {
@@ -164,22 +173,19 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
 }
 
 type BeginAttempt =
-  | (OperationResult & { ok: false; refusedBy?: AccountDoc })
+  | (OperationResult & { ok: false; refusedBy?: AccountDoc; fenced?: true })
   | { ok: true; inserted: Array<{ account_tag: string; id: string }>; decided: boolean };
 
 async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<BeginAttempt> {
-  const { accounts } = deps.ctx.mongo.collections;
+  const { accounts, transactions } = deps.ctx.mongo.collections;
   // A tag already recorded for this caller would collide with its record (unless that record is on its
-  // way out). Read beside the parties: neither read depends on the other, and call setup waits for both.
-  const [resolved, recorded] = await Promise.all([
-    resolveParties(accounts, job.account_tag, job.destination_account_tag),
-    deps.ctx.mongo.collections.transactions.findOne({
-      account_tag: job.account_tag,
-      transaction_tag: job.transaction_tag,
-      origin_account_tag: job.account_tag,
-    }),
-  ]);
+  // way out): read with the caller's account, in the same command.
+  const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag, {
+    transactions,
+    transaction_tag: job.transaction_tag,
+  });
   if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
+  const recorded = resolved.recorded ?? null;
   if (recorded) {
     const fate = await foreignRecordFate(deps, recorded, ref.deadline);
     if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };
@@ -228,7 +234,9 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
     const result = await insertEntry(deps, party, entry);
     if (!result.ok) {
       await Promise.all(inserted.map((e) => removeEntry(deps, e.account_tag, e.id)));
-      return { ok: false, reason: result.reason, refusedBy: party.account };
+      return result.fenced
+        ? { ok: false, reason: result.reason, fenced: true }
+        : { ok: false, reason: result.reason, refusedBy: party.account };
     }
     inserted.push({ account_tag: party.account.account_tag, id: result.entryId });
     decided = result.decided;
@@ -296,6 +304,8 @@ export const beginRecovery: EntryRecovery = {
   op: 'begin',
   field: 'begin_job',
   pending: (entry) =>
-    entry.begin_job && !entry.begin_decided && entry.begin_deadline != null ? { jobId: entry.begin_job, deadline: entry.begin_deadline } : null,
+    entry.begin_job && !entry.begin_decided && entry.begin_deadline != null
+      ? { jobId: entry.begin_job, deadline: entry.begin_deadline }
+      : null,
   undo: (deps, accountTag, entry) => removeEntry(deps, accountTag, entry.id),
 };

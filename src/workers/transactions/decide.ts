@@ -125,6 +125,20 @@ export async function decideRefusal(
 }
 
 /**
+ * The answer of a begin or end that found itself fenced on the caller's account (abandoned by the agent,
+ * refused before, or taken by a rollback: src/shared/domain/calls/decisions.ts): it can make nothing
+ * now, so its answer is the decision in force, recorded abandoned if there is none.
+ */
+export async function fencedAnswer(
+  deps: TransactionDeps,
+  ref: Pick<OperationRef, 'jobId' | 'op' | 'account_tag' | 'transaction_tag'>,
+): Promise<OperationResult> {
+  const decision = await abandonUnlessDecided(deps.ctx.mongo.collections, ref);
+  deps.decisions?.remember(ref.jobId, decision);
+  return decision.state === 'done' ? (decision.result ?? done()) : timedOut;
+}
+
+/**
  * The decision already recorded for this job, if a re-run finds one 'done': everything the operation
  * makes before its decision was made then, so the re-run only finishes what follows the decision and
  * answers the same (the call may have been rolled back or begun again since: making it again would be

@@ -3,6 +3,7 @@ import { withGroupWindow } from '../../shared/infra/group-commands';
 import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
 import type { ImportAccountCache } from '../imports/account-cache';
 import type { DecisionMemory } from './decision-memory';
+import type { SettledMarkers } from '../../shared/domain/ledger';
 
 /** What the transaction processors need: the process context and the in-memory rating data. */
 export interface TransactionDeps {
@@ -12,6 +13,11 @@ export interface TransactionDeps {
   importAccounts?: ImportAccountCache;
   /** The decisions this process recorded or read (worker processes); without it each is read from MongoDB. */
   decisions?: DecisionMemory;
+  /**
+   * Charge markers this process settled, removed by the account's next begin or end (worker processes);
+   * without it each charge removes its marker with a command of its own.
+   */
+  settledMarkers?: SettledMarkers;
   /**
    * The process runs the processing queue too: an end's job charges the entries it ended itself, after
    * answering, instead of queueing them (processor.ts, settleEnded).

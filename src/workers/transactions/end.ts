@@ -5,11 +5,12 @@ import { jobId } from '../../shared/domain/queues/names';
 import type { RollbackTarget } from '../../shared/domain/calls/decisions';
 import { beforeDeadline, done, type EndJob, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
 import { beginFate, takeBackBegin } from './begin';
-import { conclude, decidedDone, fateOf, JobRef, timedOut } from './decide';
+import { conclude, decidedDone, fateOf, fencedAnswer, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';
 import type { EntryRecovery } from './recovery';
 import { endedEntryOf } from './ended-entry';
 import type { EndedEntry, ProcessingJob } from '../../shared/domain/queues/payloads';
+import type { SettledMarkers } from '../../shared/domain/ledger';
 
 /**
  * Marks one account's entry of a call ended by this job, once: the filter requires it to be in progress,
@@ -24,10 +25,13 @@ async function endEntry(
   end: Date,
   ref: JobRef,
   decides = false,
+  settledMarkers?: SettledMarkers,
 ): Promise<AccountDoc | null> {
   // reserved_until null: an authorization's reservation is no call to end.
   const entry = { call_id: call, in_progress: true, reserved_until: null, ...(decides ? { begin_decided: true } : {}) };
-  return accounts.findOneAndUpdate(
+  // The account's charge markers this process settled go in the same write (settled-markers.ts).
+  const pull = settledMarkers?.pullUpdate(accountTag);
+  const updated = await accounts.findOneAndUpdate(
     { account_tag: accountTag, 'fenced_jobs.job': { $ne: ref.id }, running_transactions: { $elemMatch: entry } },
     {
       $set: {
@@ -38,9 +42,12 @@ async function endEntry(
         ...(decides ? { 'running_transactions.$[e].end_decided': true } : {}),
       },
       $inc: { rev: 1 },
+      ...pull?.update,
     },
     { returnDocument: 'after', arrayFilters: [{ 'e.call_id': call }], projection: callEntryOnly(call) },
   );
+  if (updated) pull?.done();
+  return updated;
 }
 
 /**
@@ -124,7 +131,9 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
   // A single-party call is ended and decided by one write, while the agent still waits (issue 36).
-  const decidedEnd = beforeDeadline(ref.deadline) ? entryOfCall(await endEntry(accounts, job.account_tag, call, at, ref, true), call) : undefined;
+  const decidedEnd = beforeDeadline(ref.deadline)
+    ? entryOfCall(await endEntry(accounts, job.account_tag, call, at, ref, true, deps.settledMarkers), call)
+    : undefined;
   if (decidedEnd) {
     deps.decisions?.remember(ref.id, { state: 'done', made: [{ account_tag: job.account_tag, entry_id: decidedEnd.id }], result: done() });
     return { result: done(), toProcess: [processingJob(job.account_tag, job.transaction_tag, decidedEnd.id, endedEntryOf(decidedEnd))] };
@@ -144,7 +153,7 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
   const endOn = async (
     tag: string,
     takeBack: (other: RunningTransaction) => Promise<unknown>,
-  ): Promise<RunningTransaction | 'absent' | 'ended' | 'unknown'> => {
+  ): Promise<RunningTransaction | 'absent' | 'ended' | 'unknown' | 'fenced'> => {
     for (let attempt = 0; ; attempt++) {
       const mine = entryOf(await endEntry(accounts, tag, call, at, ref)) ?? (await endedByUs(tag));
       if (mine) return mine;
@@ -157,7 +166,8 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
       // Taken back in between (the end that stood in the way was abandoned): end it now; unless this end
       // is the one abandoned (fenced): it may not end anything now.
       if (current.in_progress) {
-        if (attempt >= 3 || (read?.fenced_jobs?.length ?? 0) > 0) return 'unknown';
+        if ((read?.fenced_jobs?.length ?? 0) > 0) return 'fenced';
+        if (attempt >= 3) return 'unknown';
         continue;
       }
       if (!current.end_job) return 'ended';
@@ -193,6 +203,12 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
     return answer(refused(recorded ? Reasons.ALREADY_ENDED : Reasons.NOT_FOUND));
   }
   if (own === 'ended') return answer(refused(Reasons.ALREADY_ENDED));
+  // Fenced: this job can end nothing; its answer is the decision in force.
+  if (own === 'fenced') {
+    return answer(
+      await fencedAnswer(deps, { jobId: ref.id, op: 'end', account_tag: job.account_tag, transaction_tag: job.transaction_tag }),
+    );
+  }
   if (own === 'unknown') return answer(timedOut);
   // The entry is a call only if its begin stands (issue 31, defect 4): the leftovers of a begin that
   // failed between parties, or was abandoned, would charge some parties and not others.
@@ -216,7 +232,7 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
       .map(async (tag) => ({ tag, entry: await endOn(tag, (other) => unEndEntry(accounts, tag, other.end_job!, { id: other.id })) })),
   );
   // Undecided: the agent answers TIMEOUT and records this end abandoned; the recovery sweep takes its ends back.
-  if (others.some((o) => o.entry === 'unknown')) return answer(timedOut);
+  if (others.some((o) => o.entry === 'unknown' || o.entry === 'fenced')) return answer(timedOut);
   const ended = [
     { tag: job.account_tag, entry: own },
     ...others.map(({ tag, entry }) => ({ tag, entry: typeof entry === 'string' ? undefined : entry })),

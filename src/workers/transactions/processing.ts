@@ -128,6 +128,7 @@ async function chargeEntry(
     guard,
     { $pull: { running_transactions: { id: entry.id } } },
     () => markCharged(transactions, accountTag, record._id),
+    deps.settledMarkers,
   );
   if (!applied) return null;
   afterDebit(deps.ctx, applied, fee);

@@ -1,6 +1,6 @@
 import { callId, TransactionDoc } from '../../shared/domain/types';
 import { batchDebitState, BatchDebitState } from '../../shared/domain/ledger';
-import type { RollbackTarget } from '../../shared/domain/calls/decisions';
+import { fenceJobs, type RollbackTarget } from '../../shared/domain/calls/decisions';
 import { beforeDeadline, done, type OperationResult, Reasons, refused, type RollbackJob } from '../../shared/domain/calls';
 import { ROLLBACK_OUTCOMES } from '../../shared/domain/store';
 import { removeEntry } from './entries';
@@ -77,10 +77,19 @@ async function findTargets(
     // recorded call's tag, a record job killed before it released the call's reservations) or beside a
     // running entry. Taking only the entry would answer ok and leave the record charged.
     const entry = party === callerTag ? callerEntry : await entryOf(party);
-    if (entry) targets.push({ account_tag: party, entry_id: entry.id, ...(entry.begin_decided && entry.begin_job ? { fence_job: entry.begin_job } : {}) });
+    // On the caller, the jobs that began and ended what is taken are fenced as it goes (applyRollback).
+    // A record's jobs were both decided 'done' (processing charges only ended calls whose end was).
+    const fenceOf = (...jobs: Array<[string | null | undefined, boolean | undefined]>) => {
+      const fence_jobs = party === callerTag ? jobs.flatMap(([job, done]) => (job ? [{ job, done: done === true }] : [])) : [];
+      return fence_jobs.length > 0 ? { fence_jobs } : {};
+    };
+    if (entry) {
+      const fences = fenceOf([entry.begin_job, entry.begin_decided], [entry.end_job, entry.end_decided]);
+      targets.push({ account_tag: party, entry_id: entry.id, ...fences });
+    }
     const record = party === callerTag ? callerRecord : await recordOf(party);
     if (record && record._id !== entry?.id) {
-      targets.push({ account_tag: party, record_id: record._id });
+      targets.push({ account_tag: party, record_id: record._id, ...fenceOf([record.begin_job, true], [record.end_job, true]) });
       records.push(record);
     }
   }
@@ -107,7 +116,10 @@ export async function applyRollback(
 ): Promise<void> {
   const { transactions, outcomes } = deps.ctx.mongo.collections;
   for (const target of targets) {
-    if (target.entry_id && (await removeEntry(deps, target.account_tag, target.entry_id, target.fence_job))) continue;
+    // First the fences: a job of this call run again later (a worker killed, a restored queue) may then
+    // neither begin nor end the call, nor a later call under the same tag (decisions.ts, fenceJobs).
+    await fenceJobs(deps.ctx.mongo.collections.accounts, target.account_tag, target.fence_jobs ?? []);
+    if (target.entry_id && (await removeEntry(deps, target.account_tag, target.entry_id))) continue;
     // Processing took the entry first: its record has the entry's id.
     const record = await transactions.findOne({ _id: target.record_id ?? target.entry_id, account_tag: target.account_tag });
     if (record) await refundRecord(deps, record, batches);

@@ -4,6 +4,7 @@ import { recoverInterrupted, takeoverAfterMs } from '../../../src/workers/mainte
 import { begin } from '../../../src/workers/transactions/begin';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { endCall } from '../../../src/workers/transactions/end';
+import { rollback } from '../../../src/workers/transactions/rollback';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
@@ -104,5 +105,60 @@ describe('single-party begin and end decided by their own write', () => {
     expect((await accounts().findOne({ account_tag: 'solo5' }))!.fenced_jobs).toHaveLength(1);
     await recoverInterrupted(deps, new Date(Date.now() + 2 * 24 * 3600_000));
     expect((await accounts().findOne({ account_tag: 'solo5' }))!.fenced_jobs ?? []).toHaveLength(0);
+  });
+});
+
+describe("a tag used again after a rollback, while the first use's jobs run again", () => {
+  let ctx: TestContext;
+  let deps: TransactionDeps;
+  let rating: RatingDataCache;
+  const jobs = callJobs(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  const soon = () => Date.now() + 10_000;
+  const running = async (tag: string) => (await ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions;
+
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    await seed(ctx, { ...perSecondRating(), accounts: [account('again1', { balance: 1000n }), account('again2', { balance: 1000n })] });
+    rating = await RatingDataCache.start(ctx);
+    deps = { ctx, rating };
+  });
+
+  afterAll(async () => {
+    await rating?.close();
+    await ctx?.destroy();
+  });
+
+  // Found by the chaos run of 2026-11-27 (seed 536647): an end of the first use, run again after its
+  // worker was killed, ended the second use's call, whose own end then answered ALREADY_ENDED.
+  it("an end of the charged and rolled-back first use, run again, leaves the second use's call alone", async () => {
+    await begin(deps, jobs.begin('t1', 'again1'), { id: 'use1-begin', deadline: soon() });
+    const first = await endCall(deps, jobs.end('t1', 'again1', 10), { id: 'use1-end', deadline: soon() });
+    expect((await processEndedCall(deps, first.toProcess[0])).outcome).toBe('charged');
+    expect(await rollback(deps, jobs.rollback('t1', 'again1'), { id: 'use1-rollback', deadline: soon() })).toEqual({
+      ok: true,
+      reason: null,
+    });
+    expect(await begin(deps, jobs.begin('t1', 'again1'), { id: 'use2-begin', deadline: soon() })).toEqual({ ok: true, reason: null });
+    const rerun = await endCall(deps, jobs.end('t1', 'again1', 10), { id: 'use1-end', deadline: soon(), rerun: true });
+    expect(rerun.toProcess).toEqual([]);
+    expect(await running('again1')).toEqual([expect.objectContaining({ begin_job: 'use2-begin', in_progress: true })]);
+    const second = await endCall(deps, jobs.end('t1', 'again1', 20), { id: 'use2-end', deadline: soon() });
+    expect(second.result).toEqual({ ok: true, reason: null });
+  });
+
+  it("an end of the first use, rolled back before it was charged, run again, leaves the second use's call alone", async () => {
+    await begin(deps, jobs.begin('t2', 'again2'), { id: 'u1-begin', deadline: soon() });
+    await endCall(deps, jobs.end('t2', 'again2', 10), { id: 'u1-end', deadline: soon() });
+    expect(await rollback(deps, jobs.rollback('t2', 'again2'), { id: 'u1-rollback', deadline: soon() })).toEqual({
+      ok: true,
+      reason: null,
+    });
+    // The first use's begin, run again, begins nothing.
+    await begin(deps, jobs.begin('t2', 'again2'), { id: 'u1-begin', deadline: soon(), rerun: true });
+    expect(await running('again2')).toEqual([]);
+    expect(await begin(deps, jobs.begin('t2', 'again2'), { id: 'u2-begin', deadline: soon() })).toEqual({ ok: true, reason: null });
+    const rerun = await endCall(deps, jobs.end('t2', 'again2', 10), { id: 'u1-end', deadline: soon(), rerun: true });
+    expect(rerun.toProcess).toEqual([]);
+    expect(await running('again2')).toEqual([expect.objectContaining({ begin_job: 'u2-begin', in_progress: true })]);
   });
 });

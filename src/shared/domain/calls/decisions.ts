@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
 import { groupInsert } from '../../infra/group-commands';
-import type { Collections } from '../store';
+import type { AccountDoc, TransactionDoc } from '../types';
 import { done, type OperationResult } from './results';
 
 /**
@@ -58,8 +58,17 @@ export interface RollbackTarget {
   account_tag: string;
   entry_id?: string;
   record_id?: string;
-  /** A running entry's begin job when that job's own write decided it: fenced as the entry goes (entries.ts). */
-  fence_job?: string;
+  /** On the caller: the begin and end jobs of the entry or record, fenced before it goes (fenceJobs). */
+  fence_jobs?: FencedJob[];
+}
+
+/**
+ * A job a rollback fences; `done`: decided 'done' without a decision document (its own write), which
+ * the fence then remembers for `decidedBy` once the entry or record that said so is gone.
+ */
+export interface FencedJob {
+  job: string;
+  done: boolean;
 }
 
 export interface OperationRef {
@@ -84,7 +93,11 @@ export function decideDone(outcomes: Collection<OutcomeDoc>, ref: OperationRef, 
 }
 
 /** What an abandonment writes to: the decisions, and for begin and end the caller's account and records. */
-export type DecisionStore = Pick<Collections, 'outcomes' | 'accounts' | 'transactions'>;
+export interface DecisionStore {
+  outcomes: Collection<OutcomeDoc>;
+  accounts: Collection<AccountDoc>;
+  transactions: Collection<TransactionDoc>;
+}
 
 /** The operations a single-party call decides by its own write, and the entry fields that say so. */
 const DECIDED_BY_WRITE = {
@@ -110,11 +123,18 @@ export async function decidedBy(store: Pick<DecisionStore, 'accounts' | 'transac
     at: new Date(),
   });
   const holder = await store.accounts.findOne(
-    { account_tag: ref.account_tag, running_transactions: { $elemMatch: { [fields.job]: ref.jobId, [fields.decided]: true } } },
-    { projection: { running_transactions: { $elemMatch: { [fields.job]: ref.jobId, [fields.decided]: true } } } },
+    { account_tag: ref.account_tag },
+    {
+      projection: {
+        running_transactions: { $elemMatch: { [fields.job]: ref.jobId, [fields.decided]: true } },
+        fenced_jobs: { $elemMatch: { job: ref.jobId, done: true } },
+      },
+    },
   );
   const entry = holder?.running_transactions?.[0];
   if (entry) return doneDoc({ account_tag: ref.account_tag, entry_id: entry.id });
+  // Taken by a rollback, which fenced the job as one that was done: nothing of it stands any more.
+  if (holder?.fenced_jobs?.length) return { ...doneDoc({ account_tag: ref.account_tag }), made: [] };
   const record = await store.transactions.findOne(
     { account_tag: ref.account_tag, transaction_tag: ref.transaction_tag, origin_account_tag: ref.account_tag, [fields.job]: ref.jobId },
     { projection: { _id: 1 } },
@@ -145,6 +165,20 @@ export async function fence(store: DecisionStore, ref: OperationRef): Promise<Ou
 }
 
 /**
+ * Fences jobs of a call a rollback takes away (their begin and end): a run of one of them afterwards
+ * (its worker killed, its queue restored) finds its deciding write refused, and cannot begin or end the
+ * call, or the next call under the same tag. Each job once; safe to repeat.
+ */
+export async function fenceJobs(accounts: Collection<AccountDoc>, accountTag: string, jobs: readonly FencedJob[]): Promise<void> {
+  for (const { job, done } of jobs) {
+    await accounts.updateOne(
+      { account_tag: accountTag, 'fenced_jobs.job': { $ne: job } },
+      { $push: { fenced_jobs: { job, at: new Date(), ...(done ? { done: true } : {}) } } },
+    );
+  }
+}
+
+/**
  * The agent's (or the recovery sweep's) side: nobody will be told this operation happened. A begin or
  * end is fenced on its caller first (see above); decided by its write already, that is the decision.
  */
@@ -155,7 +189,10 @@ export async function decideAbandoned(store: DecisionStore, ref: OperationRef): 
 }
 
 /** Records an operation abandoned unless it was decided already; the decision in force. */
-export async function abandonUnlessDecided(store: DecisionStore, ref: OperationRef): Promise<Pick<OutcomeDoc, 'state' | 'made' | 'result'>> {
+export async function abandonUnlessDecided(
+  store: DecisionStore,
+  ref: OperationRef,
+): Promise<Pick<OutcomeDoc, 'state' | 'made' | 'result'>> {
   const decision = await decideAbandoned(store, ref);
   return decision.won ? { state: 'abandoned', result: null } : decision.doc;
 }

@@ -3,6 +3,7 @@ import type { AccountDoc } from '../types';
 import { groupInsert, groupUpdate } from '../../infra/group-commands';
 import type { LedgerStore } from './store';
 import { entryOf, markerOf, type LedgerMarker, type LedgerOp } from './model';
+import type { SettledMarkers } from './settled-markers';
 
 /** Conflicting balance changes in a row before applyOnce gives up (the job fails and is retried). */
 const MAX_ATTEMPTS = 200;
@@ -56,6 +57,8 @@ export async function applyGuarded(
   guard: Filter<AccountDoc>,
   update: UpdateFilter<AccountDoc>,
   alongside: () => Promise<void> = async () => undefined,
+  /** Given, the marker's removal is left to the account's next write (settled-markers.ts). */
+  settledMarkers?: SettledMarkers,
 ): Promise<AccountDoc | null> {
   const marker = markerOf(op);
   const updated = await store.accounts.findOneAndUpdate(
@@ -63,7 +66,11 @@ export async function applyGuarded(
     changeUpdate(marker, update),
     { returnDocument: 'after', projection: AFTER_PROJECTION },
   );
-  if (updated) await Promise.all([settle(store, op.account_tag, marker), alongside()]);
+  if (!updated) return null;
+  const settling = settledMarkers
+    ? writeEntry(store, op.account_tag, marker).then(() => settledMarkers.add(op.account_tag, marker.op))
+    : settle(store, op.account_tag, marker);
+  await Promise.all([settling, alongside()]);
   return updated;
 }
 

@@ -11,8 +11,10 @@
  *    apply it again, and a refund's id derives from the record it refunds, so there is at most one.
  * 2. No window between the balance and its entry. The balance changes in one atomic update that also
  *    pushes a marker (the whole entry) onto the account's `ledger_pending`; the entry is written next
- *    and the marker removed last. Whoever finds a marker can finish it from the account alone. A marker
- *    that stays is a crash to recover (rating audit reports it), never a normal state. Import batch
+ *    and the marker removed last. Whoever finds a marker can finish it from the account alone. A
+ *    processing charge's marker, its entry written, is removed by the account's next begin or end
+ *    write (settled-markers.ts) or by the recovery sweep; otherwise a marker that stays is a crash to
+ *    recover (rating audit reports markers whose entry is missing), never a normal state. Import batch
  *    debits, which touch hundreds of accounts, keep theirs in one slot (`import_marker`) instead, which
  *    the next batch debit overwrites only after settling it (batch-debits.ts): one update per account.
  *    File imports debit through settlements (settlements.ts): one update per account for many batches.
@@ -42,4 +44,5 @@ export { markerOf, opIds } from './model';
 export type { LedgerEntryDoc, LedgerKind, LedgerMarker, LedgerOp } from './model';
 export type { LedgerStore } from './store';
 export { spendRoom, spentInWindows } from './spend';
+export { SettledMarkers } from './settled-markers';
 export { finishRerating, rerateRecord, RERATABLE_STATES, type Rerated, type RerateOutcome } from './rerate';
