@@ -179,13 +179,14 @@ type BeginAttempt =
 async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<BeginAttempt> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
   // A tag already recorded for this caller would collide with its record (unless that record is on its
-  // way out): read with the caller's account, in the same command.
-  const resolved = await resolveParties(accounts, job.account_tag, job.destination_account_tag, {
-    transactions,
-    transaction_tag: job.transaction_tag,
-  });
+  // way out). Read beside the parties: neither read depends on the other, and call setup waits for both.
+  // (One aggregate with a $lookup would save a command, but the embedded MongoDB-wire server runs the
+  // lookup as a scan of the records: docs/DECISIONS.md.)
+  const [resolved, recorded] = await Promise.all([
+    resolveParties(accounts, job.account_tag, job.destination_account_tag),
+    transactions.findOne({ account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag }),
+  ]);
   if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
-  const recorded = resolved.recorded ?? null;
   if (recorded) {
     const fate = await foreignRecordFate(deps, recorded, ref.deadline);
     if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };
