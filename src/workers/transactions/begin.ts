@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Filter } from 'mongodb';
 import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
-import { covers, type OutcomeDoc } from '../../shared/domain/calls/decisions';
+import { covers, notFenced, type OutcomeDoc } from '../../shared/domain/calls/decisions';
 import { refusalAlert } from '../../shared/domain/alerts';
 import { beforeDeadline, type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
 import { availableBalance, canAffordStart, hasSpendLimits } from '../../shared/domain/rating';
 import { spendRoom } from '../../shared/domain/ledger';
 import { conclude, decidedDone, fateOf, fencedAnswer, JobRef, type Fate } from './decide';
-
-const callOf = (job: BeginJob) => ({ account_tag: job.account_tag, transaction_tag: job.transaction_tag });
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
@@ -27,7 +25,7 @@ type Insertion = { ok: true; entryId: string; decided: boolean } | { ok: false; 
  * For the write that decides a single-party begin (issue 36): the job's fence must be absent from the
  * account (src/shared/domain/calls/decisions.ts), and the write is made only while the agent still waits.
  */
-const unfenced = (entry: RunningTransaction) => (entry.begin_decided ? { 'fenced_jobs.job': { $ne: entry.begin_job } } : {});
+const unfenced = (entry: RunningTransaction) => (entry.begin_decided ? notFenced(entry.begin_job!) : {});
 const fencedOut = (account: AccountDoc, entry: RunningTransaction) =>
   entry.begin_decided === true &&
   (account.fenced_jobs?.some((f) => f.job === entry.begin_job) === true || !beforeDeadline(entry.begin_deadline!));
@@ -149,7 +147,9 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
     result = await tryBegin(deps, job, ref);
   }
   // Fenced: this job can make nothing; its answer is the decision in force.
-  if (!result.ok && result.fenced) return fencedAnswer(deps, { jobId: ref.id, op: 'begin', ...callOf(job) });
+  if (!result.ok && result.fenced) {
+    return fencedAnswer(deps, { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag });
+  }
   if (!result.ok) {
     if (result.refusedBy) {
       void refusalAlert(deps.ctx, result.refusedBy, {

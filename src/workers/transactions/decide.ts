@@ -107,11 +107,7 @@ export async function decideRefusal(
   result: OperationResult,
 ): Promise<OperationResult> {
   if (result.ok) return result;
-  if (result.reason === Reasons.TIMEOUT || result.reason === Reasons.UNAVAILABLE) {
-    const decision = await abandonUnlessDecided(deps.ctx.mongo.collections, ref);
-    deps.decisions?.remember(ref.jobId, decision);
-    return decision.state === 'done' ? (decision.result ?? done()) : result;
-  }
+  if (result.reason === Reasons.TIMEOUT || result.reason === Reasons.UNAVAILABLE) return fencedAnswer(deps, ref, result);
   // A begin or end may decide by its own write (a single-party call): fenced first, a run of the same
   // job from a restored queue cannot make that write after this refusal; made already by an earlier
   // run, that write is the answer.
@@ -125,17 +121,19 @@ export async function decideRefusal(
 }
 
 /**
- * The answer of a begin or end that found itself fenced on the caller's account (abandoned by the agent,
- * refused before, or taken by a rollback: src/shared/domain/calls/decisions.ts): it can make nothing
- * now, so its answer is the decision in force, recorded abandoned if there is none.
+ * The answer of an operation that can make nothing now: a begin or end that found itself fenced on the
+ * caller's account (abandoned by the agent, refused before, or taken by a rollback:
+ * src/shared/domain/calls/decisions.ts), or one that gave up (TIMEOUT, UNAVAILABLE). It is the decision
+ * in force, recorded abandoned if there is none (`otherwise` is then the answer).
  */
 export async function fencedAnswer(
   deps: TransactionDeps,
   ref: Pick<OperationRef, 'jobId' | 'op' | 'account_tag' | 'transaction_tag'>,
+  otherwise: OperationResult = timedOut,
 ): Promise<OperationResult> {
   const decision = await abandonUnlessDecided(deps.ctx.mongo.collections, ref);
   deps.decisions?.remember(ref.jobId, decision);
-  return decision.state === 'done' ? (decision.result ?? done()) : timedOut;
+  return decision.state === 'done' ? (decision.result ?? done()) : otherwise;
 }
 
 /**

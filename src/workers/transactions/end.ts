@@ -2,7 +2,7 @@ import type { AppContext } from '../../shared/domain/context';
 import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
 import type { Collections } from '../../shared/domain/store';
 import { jobId } from '../../shared/domain/queues/names';
-import type { RollbackTarget } from '../../shared/domain/calls/decisions';
+import { notFenced, type RollbackTarget } from '../../shared/domain/calls/decisions';
 import { beforeDeadline, done, type EndJob, type OperationResult, Reasons, refused } from '../../shared/domain/calls';
 import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, fateOf, fencedAnswer, JobRef, timedOut } from './decide';
@@ -32,7 +32,7 @@ async function endEntry(
   // The account's charge markers this process settled go in the same write (settled-markers.ts).
   const pull = settledMarkers?.pullUpdate(accountTag);
   const updated = await accounts.findOneAndUpdate(
-    { account_tag: accountTag, 'fenced_jobs.job': { $ne: ref.id }, running_transactions: { $elemMatch: entry } },
+    { account_tag: accountTag, ...notFenced(ref.id), running_transactions: { $elemMatch: entry } },
     {
       $set: {
         'running_transactions.$[e].in_progress': false,
@@ -170,8 +170,7 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
         if (attempt >= 3) return 'unknown';
         continue;
       }
-      if (!current.end_job) return 'ended';
-      if (current.end_decided) return 'ended';
+      if (!current.end_job || current.end_decided) return 'ended';
       const fate = await fateOf(
         deps,
         {

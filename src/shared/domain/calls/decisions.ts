@@ -142,6 +142,17 @@ export async function decidedBy(store: Pick<DecisionStore, 'accounts' | 'transac
   return record ? doneDoc({ account_tag: ref.account_tag, entry_id: record._id }) : null;
 }
 
+/** The filter part a job's deciding write carries: the job is not fenced on the account. */
+export const notFenced = (jobId: string) => ({ 'fenced_jobs.job': { $ne: jobId } });
+
+/** Adds `jobId` to the account's fences unless it is there already (or `filter` does not hold). */
+async function pushFence(accounts: Collection<AccountDoc>, accountTag: string, jobId: string, done: boolean, filter: object = {}) {
+  await accounts.updateOne(
+    { account_tag: accountTag, ...filter, ...notFenced(jobId) },
+    { $push: { fenced_jobs: { job: jobId, at: new Date(), ...(done ? { done: true } : {}) } } },
+  );
+}
+
 /**
  * Fences a begin or end on its caller's account: from now on its deciding write cannot happen (an
  * abandonment, or a refusal the worker is about to record: decide.ts decideRefusal). Returns
@@ -151,14 +162,9 @@ export async function decidedBy(store: Pick<DecisionStore, 'accounts' | 'transac
 export async function fence(store: DecisionStore, ref: OperationRef): Promise<OutcomeDoc | null> {
   const fields = DECIDED_BY_WRITE[ref.op as keyof typeof DECIDED_BY_WRITE];
   if (!fields) return null;
-  await store.accounts.updateOne(
-    {
-      account_tag: ref.account_tag,
-      running_transactions: { $not: { $elemMatch: { [fields.job]: ref.jobId, [fields.decided]: true } } },
-      'fenced_jobs.job': { $ne: ref.jobId },
-    },
-    { $push: { fenced_jobs: { job: ref.jobId, at: new Date() } } },
-  );
+  await pushFence(store.accounts, ref.account_tag, ref.jobId, false, {
+    running_transactions: { $not: { $elemMatch: { [fields.job]: ref.jobId, [fields.decided]: true } } },
+  });
   // Fenced, no decided entry can appear any more; not fenced, one is there (or the account is not). In
   // both cases a write made before may have been charged since: its entry gone, its record carries the job.
   return decidedBy(store, ref);
@@ -170,12 +176,7 @@ export async function fence(store: DecisionStore, ref: OperationRef): Promise<Ou
  * call, or the next call under the same tag. Each job once; safe to repeat.
  */
 export async function fenceJobs(accounts: Collection<AccountDoc>, accountTag: string, jobs: readonly FencedJob[]): Promise<void> {
-  for (const { job, done } of jobs) {
-    await accounts.updateOne(
-      { account_tag: accountTag, 'fenced_jobs.job': { $ne: job } },
-      { $push: { fenced_jobs: { job, at: new Date(), ...(done ? { done: true } : {}) } } },
-    );
-  }
+  for (const { job, done } of jobs) await pushFence(accounts, accountTag, job, done);
 }
 
 /**
