@@ -1,5 +1,6 @@
 import type { Job, Worker } from 'bullmq';
 import { DecisionMemory } from './transactions/decision-memory';
+import { AuthorizationReads } from './transactions/authorization-reads';
 import { SettledMarkers } from '../shared/domain/ledger';
 import { LeanWorker } from './lean-worker';
 import type { AppContext } from '../shared/domain/context';
@@ -27,6 +28,7 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     importAccounts,
     decisions: new DecisionMemory(),
     settledMarkers: new SettledMarkers(),
+    authorizationReads: new AuthorizationReads(),
     processInline: ctx.config.processingInline && queues.includes(QueueNames.processing),
   });
   const workers = queues.map((name) => {

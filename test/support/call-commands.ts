@@ -9,6 +9,7 @@ import { end, processingJobId } from '../../src/workers/transactions/end';
 import { processEndedCall } from '../../src/workers/transactions/processing';
 import { DecisionMemory } from '../../src/workers/transactions/decision-memory';
 import { SettledMarkers } from '../../src/shared/domain/ledger';
+import { AuthorizationReads } from '../../src/workers/transactions/authorization-reads';
 import { account, carrier, pricelist, rate } from './seed';
 
 export const CALL_PHASES = ['authorization', 'begin', 'end', 'processing'] as const;
@@ -55,7 +56,13 @@ export async function countCallCommands(
     await announceRatingDataChange(ctx);
     rating = await RatingDataCache.start(ctx);
     // As a worker process holds them (src/workers/worker-pool.ts): with the decisions it recorded.
-    const deps = { ctx: { ...ctx, mongo: counted }, rating, decisions: new DecisionMemory(), settledMarkers: new SettledMarkers() };
+    const deps = {
+      ctx: { ...ctx, mongo: counted },
+      rating,
+      decisions: new DecisionMemory(),
+      settledMarkers: new SettledMarkers(),
+      authorizationReads: new AuthorizationReads(),
+    };
     const deadline = () => Date.now() + 5000;
     /**
      * One call, its phases counted when `counted`. Two calls run on the account and the second is

@@ -9,7 +9,15 @@ import {
   type Reason,
   Reasons,
 } from '../../shared/domain/calls';
-import { availableBalance, canAffordStart, feeAt, grantUnits, hasWindowLimits, MAX_UNITS_CAP } from '../../shared/domain/rating';
+import {
+  availableBalance,
+  canAffordStart,
+  feeAt,
+  grantUnits,
+  hasSpendLimits,
+  hasWindowLimits,
+  MAX_UNITS_CAP,
+} from '../../shared/domain/rating';
 import { spendRoom } from '../../shared/domain/ledger';
 import { TransactionDeps } from './deps';
 import { removeEntry } from './entries';
@@ -83,8 +91,20 @@ async function tryAuthorize(deps: TransactionDeps, job: AuthorizationJob): Promi
   if (call !== null) {
     const refusal = await reserveAll(deps, job, call, resolved.parties, grant.holds, now, refuse);
     if (refusal) return refusal;
+    keepForBegin(deps, resolved.parties);
   }
   return authorized(grant.units, callerBalance(), carriers);
+}
+
+/**
+ * A single-party call's caller, as read here, kept for its begin (authorization-reads.ts), when this
+ * authorization wrote nothing to it: no concurrency limit and no spend limits (no reservation, no hold).
+ */
+function keepForBegin(deps: TransactionDeps, parties: Party[]): void {
+  const [caller] = parties;
+  const max = caller.account.max_concurrent_transactions;
+  if (parties.length !== 1 || (max !== null && max !== undefined) || hasSpendLimits(caller.account)) return;
+  deps.authorizationReads?.keep(caller.account);
 }
 
 type Grant =

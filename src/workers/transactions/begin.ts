@@ -102,23 +102,9 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     if (limited && !canAffordStart(entry.rate, (await spendRoom(deps.ctx.mongo.collections, account, new Date(), entry.call_id))!)) {
       return { ok: false, reason: Reasons.SPEND_LIMIT_EXCEEDED };
     }
-    const filter: Filter<AccountDoc> = {
-      _id: account._id,
-      account_tag: account.account_tag,
-      'running_transactions.call_id': { $ne: entry.call_id },
-      ...unfenced(entry),
-    };
-    if (max !== null && max !== undefined) {
-      // max 0 means no call at all; otherwise the array may hold at most max - 1 entries now.
-      if (max <= 0) return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
-      filter[`running_transactions.${max - 1}`] = { $exists: false };
-    }
-    if (prepaid || limited) Object.assign(filter, { rev: account.rev ?? { $exists: false } });
-    // The account's charge markers this process settled go in the same write (settled-markers.ts).
-    const pull = deps.settledMarkers?.pullUpdate(account.account_tag);
-    const result = await accounts.updateOne(filter, { $push: { running_transactions: entry }, $inc: { rev: 1 }, ...pull?.update });
-    if (result.modifiedCount === 1) {
-      pull?.done();
+    // max 0 means no call at all.
+    if (max !== null && max !== undefined && max <= 0) return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
+    if (await pushEntry(deps, account, entry, prepaid || limited)) {
       return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
     }
     // Someone changed the account in between: re-read and decide again.
@@ -126,6 +112,59 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     await new Promise((resolve) => setImmediate(resolve));
   }
   return { ok: false, reason: Reasons.BUSY };
+}
+
+/**
+ * The write that adds the entry: to an account without an entry of the call, under the concurrency
+ * limit (the array may hold at most max - 1 entries now), not fenced for a decided entry, and, when
+ * `asRead`, on the account exactly as read (its `rev`). True when made. The account's charge markers
+ * this process settled are pulled by the same write (settled-markers.ts).
+ */
+async function pushEntry(deps: TransactionDeps, account: AccountDoc, entry: RunningTransaction, asRead: boolean): Promise<boolean> {
+  const max = account.max_concurrent_transactions;
+  const filter: Filter<AccountDoc> = {
+    _id: account._id,
+    account_tag: account.account_tag,
+    'running_transactions.call_id': { $ne: entry.call_id },
+    ...unfenced(entry),
+    ...(max !== null && max !== undefined ? { [`running_transactions.${max - 1}`]: { $exists: false } } : {}),
+    ...(asRead ? { rev: account.rev ?? { $exists: false } } : {}),
+  };
+  const pull = deps.settledMarkers?.pullUpdate(account.account_tag);
+  const result = await deps.ctx.mongo.collections.accounts.updateOne(filter, {
+    $push: { running_transactions: entry },
+    $inc: { rev: 1 },
+    ...pull?.update,
+  });
+  if (result.modifiedCount !== 1) return false;
+  pull?.done();
+  return true;
+}
+
+/**
+ * The entry added on the caller as its authorization read it (authorization-reads.ts), without reading
+ * it again: only where the plain insert is the whole decision (no entry of the call, room under the
+ * limit, the balance covers the start, no spend limits, not fenced), and only on the account exactly as
+ * read. 'stale' otherwise: nothing made, the begin decides on a fresh read.
+ */
+async function insertOnAuthorizationRead(
+  deps: TransactionDeps,
+  account: AccountDoc,
+  entry: RunningTransaction,
+): Promise<Insertion | 'stale'> {
+  const running = account.running_transactions ?? [];
+  const max = account.max_concurrent_transactions;
+  const plain =
+    !running.some((r) => r.call_id === entry.call_id) &&
+    !fencedOut(account, entry) &&
+    (max === null || max === undefined || (max > 0 && running.length < max)) &&
+    !hasSpendLimits(account) &&
+    (account.type !== 'PREPAID' || canAffordStart(entry.rate, availableBalance(account.balance, running, new Date())));
+  if (plain && (await pushEntry(deps, account, entry, true))) {
+    return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
+  }
+  if (plain) deps.authorizationReads?.changed(account.account_tag);
+  return 'stale';
 }
 
 /**
@@ -176,14 +215,19 @@ type BeginAttempt =
   | (OperationResult & { ok: false; refusedBy?: AccountDoc; fenced?: true })
   | { ok: true; inserted: Array<{ account_tag: string; id: string }>; decided: boolean };
 
-async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Promise<BeginAttempt> {
+async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAuthorizationRead = true): Promise<BeginAttempt> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
+  // The caller as its authorization read it, for a single-party call (authorization-reads.ts).
+  const kept = useAuthorizationRead && !job.destination_account_tag ? deps.authorizationReads?.take(job.account_tag) : undefined;
+  const asAuthorized = kept && kept.active !== false && !kept.linked_accounts?.length ? kept : undefined;
   // A tag already recorded for this caller would collide with its record (unless that record is on its
   // way out). Read beside the parties: neither read depends on the other, and call setup waits for both.
   // (One aggregate with a $lookup would save a command, but the embedded MongoDB-wire server runs the
   // lookup as a scan of the records: docs/DECISIONS.md.)
   const [resolved, recorded] = await Promise.all([
-    resolveParties(accounts, job.account_tag, job.destination_account_tag),
+    asAuthorized
+      ? { parties: [{ account: asAuthorized, inbound: false }] }
+      : resolveParties(accounts, job.account_tag, job.destination_account_tag),
     transactions.findOne({ account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag }),
   ]);
   if ('refusal' in resolved) return { ok: false, reason: resolved.refusal.reason };
@@ -197,7 +241,7 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
   const rated: Array<{ party: Party; rate: PartyRate }> = [];
   for (const party of resolved.parties) {
     const rate = rateParty(index, party.account, party.inbound, { destination: job.destination, at, carrierIp: job.carrier_ip });
-    if (!rate) return { ok: false, reason: Reasons.UNREACHABLE_DESTINATION };
+    if (!rate) return asAuthorized ? tryBegin(deps, job, ref, false) : { ok: false, reason: Reasons.UNREACHABLE_DESTINATION };
     rated.push({ party, rate });
   }
   const callParties = rated.map((r) => r.party.account.account_tag);
@@ -232,7 +276,9 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef): Prom
       begin_deadline: ref.deadline,
       ...(single ? { begin_decided: true } : {}),
     };
-    const result = await insertEntry(deps, party, entry);
+    const result = asAuthorized ? await insertOnAuthorizationRead(deps, party.account, entry) : await insertEntry(deps, party, entry);
+    // Not decidable on authorization's read: decided as any begin, on fresh reads (nothing was made).
+    if (result === 'stale') return tryBegin(deps, job, ref, false);
     if (!result.ok) {
       await Promise.all(inserted.map((e) => removeEntry(deps, e.account_tag, e.id)));
       return result.fenced

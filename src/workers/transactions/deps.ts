@@ -4,6 +4,7 @@ import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
 import type { ImportAccountCache } from '../imports/account-cache';
 import type { DecisionMemory } from './decision-memory';
 import type { SettledMarkers } from '../../shared/domain/ledger';
+import type { AuthorizationReads } from './authorization-reads';
 
 /** What the transaction processors need: the process context and the in-memory rating data. */
 export interface TransactionDeps {
@@ -18,6 +19,8 @@ export interface TransactionDeps {
    * without it each charge removes its marker with a command of its own.
    */
   settledMarkers?: SettledMarkers;
+  /** Callers read by this process's authorizations, for their begin (worker processes); without it begin reads. */
+  authorizationReads?: AuthorizationReads;
   /**
    * The process runs the processing queue too: an end's job charges the entries it ended itself, after
    * answering, instead of queueing them (processor.ts, settleEnded).

@@ -21,7 +21,7 @@ describe('MongoDB commands per single-party prepaid call', () => {
     await ctx?.destroy();
   });
 
-  const ceilings = { authorization: 1, begin: 3, end: 1, processing: 4 } as const;
+  const ceilings = { authorization: 1, begin: 2, end: 1, processing: 4 } as const;
 
   it.each(Object.entries(ceilings))('%s sends at most %i', (phase, ceiling) => {
     const sent = counts[phase as keyof CallCommands];
@@ -37,8 +37,8 @@ describe('MongoDB commands per single-party prepaid call', () => {
     expect(counts.end.get('find agent_outcomes') ?? 0).toBe(0);
   });
 
-  it('the whole call: 9 commands at most (the goal is 6)', () => {
+  it('the whole call: 8 commands at most (the goal is 6)', () => {
     const total = Object.values(counts).reduce((sum, byCommand) => sum + commandTotal(byCommand), 0);
-    expect(total).toBeLessThanOrEqual(9);
+    expect(total).toBeLessThanOrEqual(8);
   });
 });
