@@ -83,6 +83,8 @@ export async function runStep(ctx: AppContext, client: AgentClient, meter: CpuMe
   };
 
   meter.reset();
+  const redisBefore = await redisTraffic(ctx);
+  const mongoBefore = await mongoCommands(ctx);
   const calls: Promise<void>[] = [];
   const t0 = performance.now() + 20;
   await new Promise<void>((resolve) => {
@@ -114,6 +116,12 @@ export async function runStep(ctx: AppContext, client: AgentClient, meter: CpuMe
     else lag.push(at - endAt);
   }
   const cpu = meter.perUnit(completed, 'call');
+  const redis = trafficPerCall(redisBefore, await redisTraffic(ctx), completed);
+  const mongoAfter = await mongoCommands(ctx);
+  const mongo =
+    mongoBefore === null || mongoAfter === null || completed === 0
+      ? 'mongo: commands per call n/a (not the embedded MongoDB-wire server)'
+      : `mongo: ${((mongoAfter - mongoBefore) / completed).toFixed(2)} commands per call (every client: agent, workers, maintenance, the bench's drain queries)`;
 
   const achieved = completed / startSpan;
   const held = percentile(auth, 99) < P99_LIMIT_MS && percentile(begin, 99) < P99_LIMIT_MS && errors.total === 0;
@@ -122,8 +130,34 @@ export async function runStep(ctx: AppContext, client: AgentClient, meter: CpuMe
     `  authorization ${latencyLine(auth)}; begin ${latencyLine(begin)}; end ${latencyLine(end)}`,
     `  errors: ${errors}; processing lag (end answered -> charged) p50 ${ms(percentile(lag, 50))} / p99 ${ms(percentile(lag, 99))} ms; drain ${drainSeconds.toFixed(1)} s; bench start lateness p99 ${ms(percentile(lateness, 99))} ms`,
     `  ${cpu}`,
+    `  ${redis}; ${mongo}`,
   ];
   return { cps: o.cps, offered: total, completed, achieved, auth, begin, end, lag, errors, held, lines };
+}
+
+/**
+ * What redis-server counted so far (INFO stats): commands, and reads of client sockets. A read takes in
+ * whatever a client sent since the last one, so commands pipelined together are one read: the reads are
+ * the round trips the clients made. Every process of the service is counted (the maintenance queue's
+ * jobs and BullMQ's timers included), and the bench's own few queries during the drain.
+ */
+async function redisTraffic(ctx: AppContext): Promise<{ commands: number; reads: number }> {
+  const info = String(await ctx.redis.info('stats'));
+  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? NaN);
+  return { commands: field('total_commands_processed'), reads: field('total_reads_processed') };
+}
+
+/** Commands the embedded MongoDB-wire server received so far (its serverStatus's `ratingCommands`); null from another server. */
+async function mongoCommands(ctx: AppContext): Promise<number | null> {
+  const status = await ctx.mongo.db.admin().command({ serverStatus: 1 });
+  const n: unknown = status.ratingCommands;
+  return typeof n === 'number' || typeof n === 'bigint' ? Number(n) : null;
+}
+
+function trafficPerCall(before: { commands: number; reads: number }, after: { commands: number; reads: number }, calls: number): string {
+  if (calls === 0) return 'redis: no call completed';
+  const per = (n: number) => (n / calls).toFixed(2);
+  return `redis: ${per(after.reads - before.reads)} round trips (socket reads), ${per(after.commands - before.commands)} commands (those inside scripts included) per call`;
 }
 
 /**

@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
@@ -63,6 +64,11 @@ final class SerializingBackend implements MongoBackend {
 
     private final MongoBackend backend;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    /**
+     * Commands received from clients, reported by serverStatus as {@code ratingCommands}: the benchmark reads it
+     * before and after a step to print the commands a call costs under load (docs/BENCHMARKS.md).
+     */
+    private final AtomicLong commandsReceived = new AtomicLong();
     /**
      * In-memory backend only. H2's MVStore compares index keys by their Java-serialized bytes, in which one String
      * referenced twice (a shared value) differs from two equal Strings: a shared value would never be found again.
@@ -154,6 +160,7 @@ final class SerializingBackend implements MongoBackend {
 
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
+        commandsReceived.incrementAndGet();
         return command(channel, isReadOnly(command, query), command,
             () -> copy(backend.handleCommand(channel, database, command, query)));
     }
@@ -165,8 +172,13 @@ final class SerializingBackend implements MongoBackend {
         if (insertStrings != null) {
             insertStrings.shareInsert(command, document);
         }
-        return command(message.getChannel(), isReadOnly(command, document), command,
+        commandsReceived.incrementAndGet();
+        Document reply = command(message.getChannel(), isReadOnly(command, document), command,
             () -> copy(backend.handleMessage(message)));
+        if (reply != null && command.equalsIgnoreCase("serverStatus")) {
+            reply.put("ratingCommands", commandsReceived.get());
+        }
+        return reply;
     }
 
     @Override
