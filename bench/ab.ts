@@ -94,6 +94,16 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+/** Whether `paths` are the same at `sha` as in this checkout's HEAD. */
+function sameTree(git: (...args: string[]) => string, sha: string, ...paths: string[]): boolean {
+  try {
+    git('diff', '--quiet', sha, 'HEAD', '--', ...paths);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<void> {
   const o = parse(process.argv.slice(2));
   const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
@@ -106,8 +116,12 @@ async function main(): Promise<void> {
   if (!existsSync(tree)) {
     git('worktree', 'add', '--detach', tree, baseSha);
     symlinkSync(path.join(repo, 'node_modules'), path.join(tree, 'node_modules'));
+    // The built MongoDB-wire server is shared only when the baseline's sources of it are this checkout's:
+    // the baseline's fresh checkout looks newer than the jar and rebuilds it, into the shared folder, from
+    // its own sources (each side must run its own server; the baseline then builds its own, once).
     const jar = path.join(repo, 'tools', 'mongo-server', 'target');
-    if (existsSync(jar)) symlinkSync(jar, path.join(tree, 'tools', 'mongo-server', 'target'));
+    const sameServer = sameTree(git, baseSha, 'tools/mongo-server/src', 'tools/mongo-server/pom.xml');
+    if (existsSync(jar) && sameServer) symlinkSync(jar, path.join(tree, 'tools', 'mongo-server', 'target'));
   }
   const cpus = os.cpus();
   say(`bench:ab: baseline ${baseSha} against this checkout ${headSha}${dirty ? ' (with uncommitted changes)' : ''}`);
