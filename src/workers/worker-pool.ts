@@ -22,6 +22,8 @@ export interface WorkerPool {
 export async function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): Promise<WorkerPool> {
   const rating = await RatingDataCache.start(ctx);
   const importAccounts = await ImportAccountCache.start(ctx);
+  // The transactions queue's worker completes its jobs on this connection, and its answers go out on it too.
+  const transactionsConnection = queues.includes(QueueNames.transactions) ? ctx.newRedis() : undefined;
   const processors = processorsFor({
     ctx,
     rating,
@@ -29,13 +31,14 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     decisions: new DecisionMemory(),
     settledMarkers: new SettledMarkers(),
     authorizationReads: new AuthorizationReads(),
+    replyConnection: transactionsConnection,
     processInline: ctx.config.processingInline && queues.includes(QueueNames.processing),
   });
   const workers = queues.map((name) => {
     const processor = processors[name];
     if (!processor) throw new Error(`no processor for queue ${name}`);
     const worker = new LeanWorker(name, processor, {
-      connection: ctx.newRedis(),
+      connection: (name === QueueNames.transactions ? transactionsConnection : undefined) ?? ctx.newRedis(),
       prefix: bullmqPrefix(ctx.config),
       // Processing has its own figure: a settle window holds its jobs longer (PROCESSING_WINDOW_MS).
       concurrency: name === QueueNames.processing ? ctx.config.processingConcurrency : ctx.config.workerConcurrency,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import type { RedisClient } from './redis';
+import type { Socket } from 'node:net';
+import { isCluster, type RedisClient } from './redis';
 
 /**
  * Answers addressed to the agent that asked (issue 12). A job carries `reply_to`, its agent's inbox;
@@ -99,9 +100,29 @@ export class ReplyInbox {
   }
 }
 
-/** Worker side: publishes a job's answer to the agent waiting for it. */
-export async function publishReply(redis: RedisClient, prefix: string, inbox: string, jobId: string, result: unknown): Promise<void> {
-  await redis.publish(replyChannel(prefix, inbox), JSON.stringify({ job: jobId, result }));
+/**
+ * Worker side: publishes a job's answer to the agent waiting for it, without waiting for Redis
+ * (`onError` hears a failure). `redis` should be the worker's own connection, the one BullMQ completes
+ * the job on: its socket is held (corked) until the end of this tick, so the completion BullMQ sends
+ * as soon as the processor returns leaves in the same write, and Redis reads both at once: one round
+ * trip for the answer and the completion instead of two (issue 36, docs/BENCHMARKS.md). Whatever else
+ * the connection sends in that tick waits those few microseconds too; a completion that comes later
+ * (an end charges its calls first) goes on its own, as before.
+ */
+export function sendReply(
+  redis: RedisClient,
+  prefix: string,
+  inbox: string,
+  jobId: string,
+  result: unknown,
+  onError: (err: unknown) => void,
+): void {
+  const socket = isCluster(redis) ? undefined : (redis.stream as Partial<Pick<Socket, 'cork' | 'uncork' | 'writable'>> | undefined);
+  if (socket?.writable && socket.cork && socket.uncork) {
+    socket.cork();
+    process.nextTick(() => socket.uncork!());
+  }
+  redis.publish(replyChannel(prefix, inbox), JSON.stringify({ job: jobId, result })).catch(onError);
 }
 
 /**

@@ -18,7 +18,7 @@ import { endCall, type EndOutcome, queueProcessing, takeBackEnd } from './end';
 import { processEndedCall } from './processing';
 import { record, takeBackRecord } from './record';
 import { rollback } from './rollback';
-import { publishReply } from '../../shared/infra/replies';
+import { sendReply } from '../../shared/infra/replies';
 
 /** The `transactions` queue: real-time agent operations, answered through the job's return value. */
 export function transactionProcessor(deps: TransactionDeps) {
@@ -28,9 +28,10 @@ export function transactionProcessor(deps: TransactionDeps) {
   return async (job: Job<TransactionJob>) => {
     const toProcess: ProcessingJob[] = [];
     const result = await run(job, toProcess);
-    // The waiting agent hears at once; a lost reply costs it a wait, never a wrong answer (replies.ts).
+    // The waiting agent hears at once, in the same round trip as the job's completion when nothing
+    // follows; a lost reply costs it a wait, never a wrong answer (replies.ts).
     if (job.data.reply_to) {
-      await publishReply(ctx.redis, ctx.config.queuePrefix, job.data.reply_to, job.id!, result).catch((err: unknown) =>
+      sendReply(deps.replyConnection ?? ctx.redis, ctx.config.queuePrefix, job.data.reply_to, job.id!, result, (err: unknown) =>
         ctx.logger.warn({ err, jobId: job.id }, 'reply not published; the agent reads the job instead'),
       );
     }
