@@ -8,6 +8,7 @@ import { record } from '../../../src/workers/transactions/record';
 import { rollback } from '../../../src/workers/transactions/rollback';
 import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
+import { waitFor } from '../../support/agent-harness';
 import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
@@ -103,9 +104,12 @@ describe('rerating', () => {
     const rec = await transactions().findOne({ account_tag: 'caller', transaction_tag: 'c0' });
     expect(rec).toMatchObject({ fee: 120n, destination_rate: expect.objectContaining({ rate: 120 }) });
     expect(rec!.reratings).toEqual([{ run: done._id, at: expect.any(Date), fee_before: 60n, fee_after: 120n }]);
-    // The prepaid account now below zero is told so.
-    const alerts = await ctx.queues.alerts.getJobs(['waiting', 'completed', 'active', 'delayed', 'failed']);
-    expect(alerts.some((j) => j.data.kind === 'NEGATIVE_BALANCE' && j.data.account_tag === 'small')).toBe(true);
+    // The prepaid account now below zero is told so (the alert is queued beside the batch, not awaited by it).
+    const negative = async () =>
+      (await ctx.queues.alerts.getJobs(['waiting', 'completed', 'active', 'delayed', 'failed'])).some(
+        (j) => j.data.kind === 'NEGATIVE_BALANCE' && j.data.account_tag === 'small',
+      );
+    expect(await waitFor(negative, 'the NEGATIVE_BALANCE alert of small', 10_000)).toBe(true);
     await audit();
   });
 
