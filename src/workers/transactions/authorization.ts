@@ -27,6 +27,9 @@ import { PartyRate, rateOnCarrier, rateParty } from './route';
 
 type Refuse = (reason: Reason, by: string | null) => AuthorizationResult;
 
+/** Calls running on a caller beyond which its read is not kept for the begin (keepForBegin). */
+const KEPT_MAX_RUNNING = 4;
+
 /** Times authorization decides again because a party with spend limits changed before its hold was written. */
 const MAX_ATTEMPTS = 50;
 
@@ -98,12 +101,15 @@ async function tryAuthorize(deps: TransactionDeps, job: AuthorizationJob): Promi
 
 /**
  * A single-party call's caller, as read here, kept for its begin (authorization-reads.ts), when this
- * authorization wrote nothing to it: no concurrency limit and no spend limits (no reservation, no hold).
+ * authorization wrote nothing to it (no concurrency limit and no spend limits: no reservation, no hold)
+ * and it has few calls running: an account with many changes before the begin comes (its read would be
+ * out of date) and its document is large (a trunk holds hundreds of entries), not worth the memory.
  */
 function keepForBegin(deps: TransactionDeps, parties: Party[]): void {
   const [caller] = parties;
   const max = caller.account.max_concurrent_transactions;
   if (parties.length !== 1 || (max !== null && max !== undefined) || hasSpendLimits(caller.account)) return;
+  if ((caller.account.running_transactions?.length ?? 0) > KEPT_MAX_RUNNING) return;
   deps.authorizationReads?.keep(caller.account);
 }
 

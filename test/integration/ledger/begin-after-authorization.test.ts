@@ -6,7 +6,7 @@ import { begin } from '../../../src/workers/transactions/begin';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
-import { account, perSecondRating, pricelist, rate, seed } from '../../support/seed';
+import { account, perSecondRating, pricelist, rate, runningEntry, seed } from '../../support/seed';
 
 /**
  * Issue 36: a single-party call's begin adds its entry on the caller as its authorization read it,
@@ -46,6 +46,10 @@ describe('begin on the account its authorization read', () => {
         account('closed', { balance: 1000n }),
         account('busy', { balance: 1000n }),
         account('limited', { balance: 1000n, max_concurrent_transactions: 5 }),
+        account('trunk', {
+          balance: 1000n,
+          running_transactions: ['t1', 't2', 't3', 't4', 't5'].map((tag) => runningEntry(tag, { origin_account_tag: 'trunk' })),
+        }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -108,5 +112,12 @@ describe('begin on the account its authorization read', () => {
   it('an account with a concurrency limit (authorization reserves a slot) is not kept', async () => {
     expect(await authorize(deps, jobs.authorization('l1', 'limited'))).toMatchObject({ authorized: true });
     expect(reads.take('limited')).toBeUndefined();
+  });
+
+  it('an account with more than four calls running (large, changing) is not kept', async () => {
+    expect(await authorize(deps, jobs.authorization('k1', 'trunk'))).toMatchObject({ authorized: true });
+    expect(reads.take('trunk')).toBeUndefined();
+    expect(await authorize(deps, jobs.authorization('p9', 'plain'))).toMatchObject({ authorized: true });
+    expect(reads.take('plain')).toMatchObject({ account_tag: 'plain' });
   });
 });
