@@ -77,16 +77,10 @@ export class AgentOperations {
       if (failure === 'unavailable') this.ctx.logger.warn({ err, jobId, op: job.op }, 'agent operation failed: recording it abandoned');
     }
     const until = Date.now() + this.ctx.config.agentAbandonMs;
-    // The completion may have come just after the wait ended, or its reply was lost: the job's answer in
-    // Redis is the truth. Bounded: a Redis that does not answer must not hold the answer back.
-    const finishedAnswer = (by: number) =>
-      before(
-        this.ctx.queues.transactions
-          .getJob(jobId)
-          .then((job) => (job?.finishedOn && !job.failedReason ? (job.returnvalue as R | null) : null)),
-        by,
-        null,
-      );
+    // The answer may have come just after the wait ended, or its reply was lost: the answer the worker
+    // stored beside it is the truth (call-queue.ts). Bounded: a Redis that does not answer must not hold
+    // the answer back.
+    const finishedAnswer = (by: number) => before(this.ctx.queues.transactions.answer<R>(jobId), by, null);
     const finished = await finishedAnswer(until - LAST_LOOK_MS);
     if (finished) return finished;
     if (!decided) return failure === 'timeout' ? answers.timedOut : answers.unavailable;

@@ -11,6 +11,8 @@ import { RatingDataCache } from '../shared/domain/rating-data/cache';
 import { ImportAccountCache } from './imports/account-cache';
 import { scheduleMaintenance } from './maintenance/schedule';
 import { processorsFor } from './processors';
+import { CallConsumer } from './call-consumer';
+import { transactionProcessor } from './transactions/processor';
 
 export interface WorkerPool {
   workers: Worker[];
@@ -18,42 +20,47 @@ export interface WorkerPool {
   close(): Promise<void>;
 }
 
-/** One BullMQ worker per queue, each on its own blocking connection. */
+/** One BullMQ worker per queue, each on its own blocking connection, and the call queue's consumer. */
 export async function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): Promise<WorkerPool> {
   const rating = await RatingDataCache.start(ctx);
   const importAccounts = await ImportAccountCache.start(ctx);
-  // The transactions queue's worker completes its jobs on this connection, and its answers go out on it too.
-  const transactionsConnection = queues.includes(QueueNames.transactions) ? ctx.newRedis() : undefined;
-  const processors = processorsFor({
+  const deps = {
     ctx,
     rating,
     importAccounts,
     decisions: new DecisionMemory(),
     settledMarkers: new SettledMarkers(),
     authorizationReads: new AuthorizationReads(),
-    replyConnection: transactionsConnection,
     processInline: ctx.config.processingInline && queues.includes(QueueNames.processing),
-  });
-  const workers = queues.map((name) => {
-    const processor = processors[name];
-    if (!processor) throw new Error(`no processor for queue ${name}`);
-    const worker = new LeanWorker(name, processor, {
-      connection: (name === QueueNames.transactions ? transactionsConnection : undefined) ?? ctx.newRedis(),
-      prefix: bullmqPrefix(ctx.config),
-      // Processing has its own figure: a settle window holds its jobs longer (PROCESSING_WINDOW_MS).
-      concurrency: name === QueueNames.processing ? ctx.config.processingConcurrency : ctx.config.workerConcurrency,
-      // A job whose worker died is picked up again after this long.
-      lockDuration: ctx.config.jobLockMs,
-      stalledInterval: Math.max(500, Math.floor(ctx.config.jobLockMs / 2)),
-      maxStalledCount: 5,
+  };
+  const processors = processorsFor(deps);
+  // The agent's operations come through the call queue, not BullMQ (src/shared/infra/call-queue.ts).
+  const calls = queues.includes(QueueNames.transactions)
+    ? new CallConsumer(ctx, transactionProcessor(deps), ctx.config.workerConcurrency)
+    : undefined;
+  await calls?.start();
+  const workers = queues
+    .filter((name) => name !== QueueNames.transactions)
+    .map((name) => {
+      const processor = processors[name];
+      if (!processor) throw new Error(`no processor for queue ${name}`);
+      const worker = new LeanWorker(name, processor, {
+        connection: ctx.newRedis(),
+        prefix: bullmqPrefix(ctx.config),
+        // Processing has its own figure: a settle window holds its jobs longer (PROCESSING_WINDOW_MS).
+        concurrency: name === QueueNames.processing ? ctx.config.processingConcurrency : ctx.config.workerConcurrency,
+        // A job whose worker died is picked up again after this long.
+        lockDuration: ctx.config.jobLockMs,
+        stalledInterval: Math.max(500, Math.floor(ctx.config.jobLockMs / 2)),
+        maxStalledCount: 5,
+      });
+      worker.on('failed', (job: Job | undefined, err: Error) =>
+        ctx.logger.warn({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err }, 'job failed'),
+      );
+      worker.on('error', (err) => ctx.logger.error({ queue: name, err }, 'worker error'));
+      instrumentWorker(ctx, worker);
+      return worker;
     });
-    worker.on('failed', (job: Job | undefined, err: Error) =>
-      ctx.logger.warn({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err }, 'job failed'),
-    );
-    worker.on('error', (err) => ctx.logger.error({ queue: name, err }, 'worker error'));
-    instrumentWorker(ctx, worker);
-    return worker;
-  });
   // Idempotent: every worker process registers the same single schedule, and registers it again every
   // period, so a Redis that lost its data gets it back without a worker restart.
   let reschedule: NodeJS.Timeout | undefined;
@@ -71,7 +78,7 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     workers,
     close: async () => {
       clearInterval(reschedule);
-      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all([...workers.map((w) => w.close()), calls?.close()]);
       await Promise.all([rating.close(), importAccounts.close()]);
     },
   };

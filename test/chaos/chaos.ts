@@ -1089,10 +1089,9 @@ async function snapshot(mongo: Mongo, queues: Queues): Promise<Snapshot> {
     }
   }
   const queued: Record<string, number> = {};
-  for (const name of ['transactions', 'processing'] as const) {
-    const counts = await queues[name].getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children');
-    queued[name] = Object.values(counts).reduce((a, b) => a + b, 0);
-  }
+  queued.transactions = await queues.transactions.unfinished();
+  const processing = await queues.processing.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children');
+  queued.processing = Object.values(processing).reduce((a, b) => a + b, 0);
   const scans = await queues.maintenance.getJobs(['completed'], 0, 9, false);
   const lastScanStartedAt = Math.max(0, ...scans.map((j) => j.processedOn ?? 0));
   return { audit, endedEntries, endedSample, queued, lastScanStartedAt };

@@ -692,11 +692,9 @@ async function quiet(run: Run): Promise<Quiet> {
     unsettledMarkers(c),
     c.outcomes.countDocuments({ ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false } }),
   ]);
-  let queued = 0;
-  for (const name of ['transactions', 'imports'] as const) {
-    const counts = await run.queues![name].getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children');
-    queued += Object.values(counts).reduce((a, b) => a + b, 0);
-  }
+  let queued = await run.queues!.transactions.unfinished();
+  const imports = await run.queues!.imports.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'waiting-children');
+  queued += Object.values(imports).reduce((a, b) => a + b, 0);
   return { intents, inFlight, markers, unappliedRollbacks, queued };
 }
 

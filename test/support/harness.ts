@@ -41,7 +41,12 @@ export interface TestContext extends AppContext {
 
 export async function createTestContext(overrides: Record<string, string> = {}): Promise<TestContext> {
   const config = testConfig(overrides);
-  const ctx = await createContext(config, serverUrls(), createLogger(config, 'test'));
+  // REDIS_URL in the overrides: a Redis server of the test's own (a test that counts what Redis reads).
+  const ctx = await createContext(
+    config,
+    { ...serverUrls(), ...(overrides.REDIS_URL ? { redisUrl: overrides.REDIS_URL } : {}) },
+    createLogger(config, 'test'),
+  );
   return {
     ...ctx,
     destroy: async () => {

@@ -16,10 +16,10 @@ export interface WorkerProcess {
 }
 
 /** The Redis of a test's configuration for a child process: the test server, or the Redis Cluster it names. */
-export function redisEnv(config: Pick<Config, 'redisClusterNodes'>): Record<string, string | undefined> {
+export function redisEnv(config: Pick<Config, 'redisClusterNodes' | 'redisUrl'>): Record<string, string | undefined> {
   return config.redisClusterNodes
     ? { REDIS_URL: '', REDIS_CLUSTER_NODES: formatRedisNodes(config.redisClusterNodes) }
-    : { REDIS_URL: process.env.REDIS_URL, REDIS_CLUSTER_NODES: '' };
+    : { REDIS_URL: config.redisUrl ?? process.env.REDIS_URL, REDIS_CLUSTER_NODES: '' };
 }
 
 /**

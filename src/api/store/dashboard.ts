@@ -2,7 +2,7 @@ import type { Document, Filter } from 'mongodb';
 import type { Config } from '../../shared/infra/config';
 import { isReservation, type AccountDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/domain/store';
-import { allQueues } from '../../shared/domain/queues/all-queues';
+import { queueCounts } from '../../shared/domain/queues/all-queues';
 import { QueueNames } from '../../shared/domain/queues/names';
 import type { Queues } from '../../shared/domain/queues/queues';
 import type { ReadLimits } from './documents';
@@ -204,22 +204,21 @@ export class DashboardStore {
 
   /** Every queue of src/shared/domain/queues/names.ts, through this process's handles (AppContext.queues). */
   async queueDepths(): Promise<QueueDepth[]> {
-    const handles = new Map(allQueues(this.queues).map((q) => [q.name, q] as const));
-    return Promise.all(
-      Object.values(QueueNames).map(async (name) => {
-        const queue = handles.get(name);
-        if (!queue) throw new Error(`no queue handle for ${name}`);
-        // Prioritized jobs wait too (BullMQ keeps them apart from the plain waiting list).
-        const counts = await queue.getJobCounts('wait', 'prioritized', 'active', 'delayed', 'failed');
-        return {
-          name,
-          waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
-          active: counts.active ?? 0,
-          delayed: counts.delayed ?? 0,
-          failed: counts.failed ?? 0,
-        };
-      }),
+    const byName = new Map(
+      (await queueCounts(this.queues, ['wait', 'prioritized', 'active', 'delayed', 'failed'])).map((q) => [q.name, q.counts] as const),
     );
+    return Object.values(QueueNames).map((name) => {
+      const counts = byName.get(name);
+      if (!counts) throw new Error(`no queue handle for ${name}`);
+      // Prioritized jobs wait too (BullMQ keeps them apart from the plain waiting list).
+      return {
+        name,
+        waiting: (counts.wait ?? 0) + (counts.prioritized ?? 0),
+        active: counts.active ?? 0,
+        delayed: counts.delayed ?? 0,
+        failed: counts.failed ?? 0,
+      };
+    });
   }
 
   /**

@@ -30,8 +30,8 @@ export async function createContext(config: Config, endpoints: Endpoints, logger
     mongo,
     redis,
     queues,
-    newRedis: () => {
-      const connection = quitOnce(createRedis(target));
+    newRedis: (name?: string) => {
+      const connection = quitOnce(createRedis(target, name));
       connection.on('error', (err) => logger.warn({ err }, 'redis connection error'));
       extra.push(connection);
       return connection;

@@ -18,8 +18,13 @@ export type RedisTarget = { url: string } | { cluster: RedisNode[] };
  * the per-node options (`redisOptions`): ioredis discovers the other nodes from the seeds and follows
  * MOVED/ASK redirections and failovers.
  */
-export function createRedis(target: RedisTarget | string): RedisClient {
-  const options: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false };
+export function createRedis(target: RedisTarget | string, connectionName?: string): RedisClient {
+  const options: RedisOptions = {
+    maxRetriesPerRequest: null,
+    enableReadyCheck: true,
+    lazyConnect: false,
+    ...(connectionName ? { connectionName } : {}),
+  };
   if (typeof target === 'string') return connectTo(target, options);
   if ('url' in target) return connectTo(target.url, options);
   return new Cluster(target.cluster, {

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import type { Socket } from 'node:net';
-import { isCluster, type RedisClient } from './redis';
+import { replyChannel, type CallQueue } from './call-queue';
+import type { RedisClient } from './redis';
 
 /**
  * Answers addressed to the agent that asked (issue 12). A job carries `reply_to`, its agent's inbox;
@@ -10,14 +9,11 @@ import { isCluster, type RedisClient } from './redis';
  * its own answers, so the cost per agent does not grow with the number of agents, unlike QueueEvents,
  * where every agent reads every job's events from the queue's event stream.
  * Pub/sub delivers at most once: an answer published while the agent's subscriber reconnects is lost,
- * and the agent, its wait over, reads the job's return value from Redis instead (operations.ts). The
+ * and the agent, its wait over, reads the answer the worker also stored (call-queue.ts) instead. The
  * answer itself is never at stake: workers decide in MongoDB before they answer.
  * On a Redis Cluster this is classic pub/sub (SUBSCRIBE/PUBLISH through ioredis' Cluster client): a
  * message published on any node reaches subscribers on every node, the channel needs no hash slot.
  */
-
-/** The channel of one agent's inbox. */
-export const replyChannel = (prefix: string, inbox: string): string => `${prefix}:replies:${inbox}`;
 
 /** What a job carries to be answered directly. */
 export interface Addressed {
@@ -88,7 +84,7 @@ export class ReplyInbox {
       return;
     }
     const waiter = this.waiting.get(reply.job);
-    if (!waiter) return; // given up already (deadline): the agent answered from the job's record
+    if (!waiter) return; // given up already (deadline): the agent answered from the stored answer or MongoDB
     clearTimeout(waiter.timer);
     this.waiting.delete(reply.job);
     waiter.resolve(reply.result);
@@ -101,36 +97,11 @@ export class ReplyInbox {
 }
 
 /**
- * Worker side: publishes a job's answer to the agent waiting for it, without waiting for Redis
- * (`onError` hears a failure). `redis` should be the worker's own connection, the one BullMQ completes
- * the job on: its socket is held (corked) until the end of this tick, so the completion BullMQ sends
- * as soon as the processor returns leaves in the same write, and Redis reads both at once: one round
- * trip for the answer and the completion instead of two (issue 36, docs/BENCHMARKS.md). Whatever else
- * the connection sends in that tick waits those few microseconds too; a completion that comes later
- * (an end charges its calls first) goes on its own, as before.
- */
-export function sendReply(
-  redis: RedisClient,
-  prefix: string,
-  inbox: string,
-  jobId: string,
-  result: unknown,
-  onError: (err: unknown) => void,
-): void {
-  const socket = isCluster(redis) ? undefined : (redis.stream as Partial<Pick<Socket, 'cork' | 'uncork' | 'writable'>> | undefined);
-  if (socket?.writable && socket.cork && socket.uncork) {
-    socket.cork();
-    process.nextTick(() => socket.uncork!());
-  }
-  redis.publish(replyChannel(prefix, inbox), JSON.stringify({ job: jobId, result })).catch(onError);
-}
-
-/**
  * Adds a job addressed to `inbox` and waits for its answer (ReplyTimeout after `timeoutMs`). The one
  * request/response path of the agent, and of the benchmark's bare round trip (bench/agent.ts).
  */
 export async function request<T extends Addressed, R>(
-  queue: Queue<T>,
+  queue: CallQueue,
   inbox: ReplyInbox,
   name: string,
   job: T,
@@ -138,8 +109,7 @@ export async function request<T extends Addressed, R>(
   timeoutMs: number,
 ): Promise<R> {
   const answer = inbox.expect<R>(jobId, timeoutMs);
-  // Queue<T>'s add() types the name and data through BullMQ's generics; the payload is T itself.
-  const added = (queue as unknown as Queue).add(name, { ...job, reply_to: inbox.id }, { jobId }).then(
+  const added = queue.add<T>({ id: jobId, name, data: { ...job, reply_to: inbox.id } }).then(
     () => answer,
     (err: unknown) => {
       inbox.forget(jobId);

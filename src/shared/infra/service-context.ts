@@ -15,8 +15,11 @@ export interface ServiceContext {
   mongo: MongoConnection;
   /** One Redis server or a Redis Cluster (REDIS_CLUSTER_NODES): src/shared/infra/redis.ts. */
   redis: RedisClient;
-  /** A fresh Redis connection, for users that block on theirs (workers, queue events, subscribers). */
-  newRedis(): RedisClient;
+  /**
+   * A fresh Redis connection, for users that block on theirs (workers, queue events, subscribers);
+   * `name` is its CLIENT SETNAME, set again on every reconnect (CLIENT LIST shows who holds what).
+   */
+  newRedis(name?: string): RedisClient;
 }
 
 export interface Endpoints {

@@ -4,13 +4,12 @@ import { alertProcessor } from '../alerts/processor';
 import { importProcessor } from '../imports/processor';
 import { maintenanceProcessor } from '../maintenance/processor';
 import { processingDeps, type TransactionDeps } from '../transactions/deps';
-import { processingProcessor, transactionProcessor } from '../transactions/processor';
+import { processingProcessor } from '../transactions/processor';
 
-/** The processor of each queue, bound to the process's dependencies. */
+/** The processor of each BullMQ queue, bound to the process's dependencies (the call queue's: worker-pool.ts). */
 export function processorsFor(deps: TransactionDeps): Record<string, Processor> {
   const { ctx } = deps;
   return {
-    [QueueNames.transactions]: transactionProcessor(deps) as Processor,
     [QueueNames.processing]: processingProcessor(processingDeps(deps)) as Processor,
     [QueueNames.alerts]: alertProcessor(ctx) as Processor,
     [QueueNames.maintenance]: maintenanceProcessor(deps) as Processor,

@@ -1,5 +1,4 @@
 import type { AppContext } from '../../shared/domain/context';
-import type { RedisClient } from '../../shared/infra/redis';
 import { withGroupWindow } from '../../shared/infra/group-commands';
 import type { RatingDataCache } from '../../shared/domain/rating-data/cache';
 import type { ImportAccountCache } from '../imports/account-cache';
@@ -20,11 +19,6 @@ export interface TransactionDeps {
    * without it each charge removes its marker with a command of its own.
    */
   settledMarkers?: SettledMarkers;
-  /**
-   * The connection the transactions queue's worker completes its jobs on: answers are published there,
-   * so that an answer and its job's completion travel together (src/shared/infra/replies.ts).
-   */
-  replyConnection?: RedisClient;
   /** Callers read by this process's authorizations, for their begin (worker processes); without it begin reads. */
   authorizationReads?: AuthorizationReads;
   /**

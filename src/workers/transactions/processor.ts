@@ -18,25 +18,26 @@ import { endCall, type EndOutcome, queueProcessing, takeBackEnd } from './end';
 import { processEndedCall } from './processing';
 import { record, takeBackRecord } from './record';
 import { rollback } from './rollback';
-import { sendReply } from '../../shared/infra/replies';
+import type { CallJob } from '../../shared/infra/call-queue';
 
-/** The `transactions` queue: real-time agent operations, answered through the job's return value. */
+/** A call job's answer, and what the job does after the agent has it (an end's charges). */
+export interface CallOutcome {
+  result: Awaited<ReturnType<ReturnType<typeof operationRunner>>>;
+  afterAnswer?: () => Promise<void>;
+}
+
+/**
+ * The call queue's processor (src/workers/call-consumer.ts takes the jobs): real-time agent operations.
+ * The consumer answers the waiting agent with `result` at once, then runs `afterAnswer`.
+ */
 export function transactionProcessor(deps: TransactionDeps) {
   const run = operationRunner(deps);
-  const { ctx } = deps;
   const settle = settleEnded(deps);
-  return async (job: Job<TransactionJob>) => {
+  /** `delivery`: 1 for a job's first run, more when its worker died holding it (call-queue.ts). */
+  return async (job: CallJob<TransactionJob>, delivery = 1): Promise<CallOutcome> => {
     const toProcess: ProcessingJob[] = [];
-    const result = await run(job, toProcess);
-    // The waiting agent hears at once, in the same round trip as the job's completion when nothing
-    // follows; a lost reply costs it a wait, never a wrong answer (replies.ts).
-    if (job.data.reply_to) {
-      sendReply(deps.replyConnection ?? ctx.redis, ctx.config.queuePrefix, job.data.reply_to, job.id!, result, (err: unknown) =>
-        ctx.logger.warn({ err, jobId: job.id }, 'reply not published; the agent reads the job instead'),
-      );
-    }
-    if (toProcess.length > 0) await settle(toProcess);
-    return result;
+    const result = await run(job, delivery, toProcess);
+    return toProcess.length > 0 ? { result, afterAnswer: () => settle(toProcess) } : { result };
   };
 }
 
@@ -70,12 +71,12 @@ function settleEnded(deps: TransactionDeps) {
 
 function operationRunner(deps: TransactionDeps) {
   /** `toProcess` receives an end's ended entries, to be charged once the agent has its answer. */
-  return async (job: Job<TransactionJob>, toProcess: ProcessingJob[]) => {
+  return async (job: CallJob<TransactionJob>, delivery: number, toProcess: ProcessingJob[]) => {
     const data = job.data;
     // Only a job that has not started may be dropped unseen: a re-run after a crash finishes or undoes
     // what its first run did (decide.ts), even past the deadline.
-    const firstStart = (job.attemptsStarted ?? 1) <= 1;
-    const ref = { id: job.id!, deadline: data.deadline, rerun: !firstStart };
+    const firstStart = delivery <= 1;
+    const ref = { id: job.id, deadline: data.deadline, rerun: !firstStart };
     if (firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
       return data.op === 'authorization' ? notAuthorized(Reasons.TIMEOUT) : refused(Reasons.TIMEOUT);

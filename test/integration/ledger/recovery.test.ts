@@ -14,6 +14,8 @@ import { AgentHarness, startAgentHarness, waitFor } from '../../support/agent-ha
 import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account, perSecondRating, seed } from '../../support/seed';
+import { callQueueIdle } from '../../support/call-slots';
+import { startWorkerProcess } from '../../support/processes';
 
 /**
  * Issue 9, defects 7, 8 and 10: what a crash, a lost job or a late commit leaves behind is finished or
@@ -210,16 +212,19 @@ describe('recovery: through the agent', () => {
   afterAll(() => h?.close());
 
   it('defect 8: a begin answered TIMEOUT (no worker in time) never takes effect, and says so in MongoDB', async () => {
-    await h.ctx.queues.transactions.pause();
-    let answer;
-    try {
-      answer = await h.rest('/v1/begin_transaction', { transaction_tag: 'late', account_tag: 'slow', source: '1', destination: '391234' });
-    } finally {
-      await h.ctx.queues.transactions.resume();
-    }
+    // No worker while the agent waits: the job waits in the call queue past its deadline.
+    await h.workers[0].stop();
+    const answer = await h.rest('/v1/begin_transaction', {
+      transaction_tag: 'late',
+      account_tag: 'slow',
+      source: '1',
+      destination: '391234',
+    });
     expect(answer).toMatchObject({ status: 200, body: { ok: false, reason: 'TIMEOUT' } });
     expect(await h.ctx.mongo.collections.outcomes.countDocuments({ state: 'abandoned', transaction_tag: 'late' })).toBe(1);
-    await waitFor(async () => (await h.ctx.queues.transactions.getJobCounts('completed')).completed >= 1, 'the late job ran');
+    expect(await h.ctx.queues.transactions.waiting()).toBe(1);
+    h.workers[0] = await startWorkerProcess(h.ctx.config);
+    await waitFor(() => callQueueIdle(h.ctx), 'the late job taken and done');
     for (const tag of ['slow', 'slowmum'])
       expect((await h.ctx.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions).toEqual([]);
   });

@@ -11,6 +11,7 @@ import { serverUrls, testConfig } from '../../support/harness';
 import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';
 import { account, perSecondRating, seed } from '../../support/seed';
+import { callQueueIdle } from '../../support/call-slots';
 
 /**
  * Issue 9, defect 11: while the store is unreachable the agent answers a clear refusal (UNAVAILABLE,
@@ -73,7 +74,7 @@ describe('agent while MongoDB is unreachable', () => {
     await waitFor(async () => (await begin(`after${n++}`)).body.ok, 'a begin accepted again', 60000);
     // The job of 'during' ran (or runs) once the store is back, past its deadline: it takes itself back.
     const entriesOf = async (tag: string) => (await ctx!.mongo.collections.accounts.findOne({ account_tag: tag }))!.running_transactions;
-    await waitFor(async () => (await ctx!.queues.transactions.getJobCounts('active', 'waiting')).active === 0, 'no job in hand', 30000);
+    await waitFor(() => callQueueIdle(ctx!), 'no job in hand', 30000);
     for (const tag of ['cust', 'parent']) {
       const tags = (await entriesOf(tag)).map((e) => e.transaction_tag);
       expect(tags).toContain('before');
@@ -120,7 +121,7 @@ describe('agent while MongoDB is unreachable', () => {
     const results = await Promise.all(answers);
     // The workers and the sweep settle everything (takeover: 2 x JOB_LOCK_MS + 5 s past each deadline).
     await new Promise((resolve) => setTimeout(resolve, 12_000));
-    await waitFor(async () => (await ctx!.queues.transactions.getJobCounts('active', 'waiting')).active === 0, 'no job in hand', 30000);
+    await waitFor(() => callQueueIdle(ctx!), 'no job in hand', 30000);
     const records = ctx!.mongo.collections.transactions;
     const entriesOf = async (tag: string) =>
       ((await ctx!.mongo.collections.accounts.findOne({ account_tag: 'cust' }))!.running_transactions ?? []).filter(

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { latestAudit } from '../ledger/audit';
 import type { AppContext } from '../context';
-import { allQueues } from '../queues/all-queues';
+import { queueCounts } from '../queues/all-queues';
 import type { AlertChannel } from '../queues/payloads';
 
 /** Job states reported per queue; what an operator watches for backlog and trouble. */
@@ -66,20 +66,17 @@ export class ProcessMetrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        const queues = allQueues(ctx.queues);
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<'timeout'>((resolve) => {
           timer = setTimeout(() => resolve('timeout'), QUEUE_COUNT_TIMEOUT_MS);
         });
         try {
-          const counts = await Promise.race([Promise.all(queues.map((q) => q.getJobCounts(...QUEUE_STATES))), timeout]);
+          const counts = await Promise.race([queueCounts(ctx.queues, QUEUE_STATES), timeout]);
           if (counts === 'timeout') {
             logger.warn('queue counts not read in time; left out of this scrape');
             return;
           }
-          queues.forEach((queue, i) => {
-            for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, counts[i][state] ?? 0);
-          });
+          for (const queue of counts) for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, queue.counts[state] ?? 0);
         } catch (err) {
           logger.warn({ err }, 'queue counts could not be read');
         } finally {

@@ -1,6 +1,9 @@
-/** Every BullMQ queue of the system, in one place. */
+/** Every queue of the system, in one place: BullMQ queues, and the call queue (transactions). */
 export const QueueNames = {
-  /** Real-time agent operations (begin, end, record, rollback, authorization); the agent waits for the result. */
+  /**
+   * Real-time agent operations (begin, end, record, rollback, authorization); the agent waits for the
+   * result. A Redis list of its own, not BullMQ: two round trips a job (src/shared/infra/call-queue.ts).
+   */
   transactions: 'transactions',
   /** Ended calls waiting to be rated, recorded and debited. */
   processing: 'processing',

@@ -1,9 +1,9 @@
 import { DefaultJobOptions, Queue, QueueEvents } from 'bullmq';
 import type { Config } from '../../infra/config';
 import type { RedisClient } from '../../infra/redis';
+import { CallQueue } from '../../infra/call-queue';
 import { QueueNames } from './names';
 import type { AlertJob, ImportJob, MaintenanceJob, ProcessingJob } from './payloads';
-import type { TransactionJob } from '../calls';
 
 /**
  * Retention keeps Redis bounded: finished jobs are trimmed by age and count.
@@ -15,7 +15,6 @@ export const retention = {
 } as const;
 
 export const defaultJobOptions: Record<string, DefaultJobOptions> = {
-  [QueueNames.transactions]: { ...retention, attempts: 1 },
   [QueueNames.processing]: { ...retention, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
   [QueueNames.alerts]: { ...retention, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
   [QueueNames.maintenance]: { ...retention, attempts: 3, backoff: { type: 'fixed', delay: 5000 } },
@@ -46,7 +45,8 @@ export function bullmqPrefix(config: Pick<Config, 'queuePrefix' | 'redisClusterN
 }
 
 export interface Queues {
-  transactions: Queue<TransactionJob>;
+  /** The agent's operations: the call queue, not a BullMQ queue (src/shared/infra/call-queue.ts). */
+  transactions: CallQueue;
   processing: Queue<ProcessingJob>;
   alerts: Queue<AlertJob>;
   maintenance: Queue<MaintenanceJob>;
@@ -63,7 +63,6 @@ export function createQueues(connection: RedisClient, prefix: string): Queues {
     return queue;
   };
   const queues = {
-    transactions: make<TransactionJob>(QueueNames.transactions),
     processing: make<ProcessingJob>(QueueNames.processing),
     alerts: make<AlertJob>(QueueNames.alerts),
     maintenance: make<MaintenanceJob>(QueueNames.maintenance),
@@ -71,6 +70,7 @@ export function createQueues(connection: RedisClient, prefix: string): Queues {
   };
   return {
     ...queues,
+    transactions: new CallQueue(connection, prefix, QueueNames.transactions),
     close: async () => {
       await Promise.all(Object.values(queues).map((q) => q.close()));
     },

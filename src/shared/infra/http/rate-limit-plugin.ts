@@ -4,6 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ServiceContext } from '../service-context';
 import { ErrorCodes } from '../errors';
 import { sendError } from './error-reply';
+import { leasedRedisStore } from './leased-rate-store';
 
 export interface RateLimitPluginOptions {
   ctx: ServiceContext;
@@ -19,7 +20,7 @@ function limitKey(request: FastifyRequest): string {
 
 /**
  * RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_MS, counted in Redis so every process of a role
- * shares one budget per token. Runs after authentication (it needs the principal) and skips open
+ * shares one budget per token (claimed in blocks of a hundredth, leased-rate-store.ts). Runs after authentication (it needs the principal) and skips open
  * routes (probes and scrapes). Over the limit: RATE_LIMITED, HTTP 429, Retry-After in seconds.
  * If Redis fails the request is let through: rate limiting protects the service, it must not
  * become the reason it is down.
@@ -30,12 +31,12 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, 
   // The limit is set here, where the plugin is registered, and the checker is made without options:
   // `createRateLimit(options)` makes a per-route child store whose keys carry the route's method and
   // URL, which a checker made outside a route does not have (keys read `...:undefinedundefined-token:...`).
-  // Keys: `<prefix>:rate-limit:<server>:<token or ip>`, one key per counter (INCR + PEXPIRE in one
-  // single-key script), so they spread over a Redis Cluster's slots and need no hash tag.
+  // Keys: `<prefix>:rate-limit:<server>:<token or ip>`, one key per counter (INCRBY + PEXPIRE in one
+  // single-key script), so they spread over a Redis Cluster's slots and need no hash tag. Claimed a
+  // hundredth of the budget at a time (leased-rate-store.ts): not a Redis round trip per request.
   await app.register(rateLimit, {
     global: false,
-    redis: ctx.redis,
-    nameSpace: `${ctx.config.queuePrefix}:rate-limit:${server}:`,
+    store: leasedRedisStore(ctx.redis, `${ctx.config.queuePrefix}:rate-limit:${server}:`),
     max,
     timeWindow: windowMs,
     keyGenerator: limitKey,
