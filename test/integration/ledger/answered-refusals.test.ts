@@ -15,7 +15,7 @@ import { account, perSecondRating, seed } from '../../support/seed';
  * refusal changed nothing and, before this fix, recorded nothing: the second run decided again on
  * the state of the moment and could accept what the client was told was refused. Each case runs the
  * job through the worker's processor twice, with the state changed in between, as a re-run after a
- * crash (attemptsStarted 2) and as a run from a restored snapshot (attemptsStarted 1).
+ * crash (delivered a second time) and as a run from a restored snapshot (a first delivery again).
  */
 describe("a refusal the agent heard is the job's answer for good", () => {
   let ctx: TestContext;
@@ -28,7 +28,9 @@ describe("a refusal the agent heard is the job's answer for good", () => {
   const balance = async (tag: string) => (await accounts().findOne({ account_tag: tag }))!.balance;
   const jobs = callJobs(Math.floor(Date.now() / 1000) * 1000 - 60_000);
   const ok = { ok: true, reason: null };
-  const runJob = (id: string, data: TransactionJob, attemptsStarted: number) => processor({ id, data, attemptsStarted } as never);
+  /** `delivery`: 2 for a job delivered again after its worker died (src/shared/infra/call-queue.ts). */
+  const runJob = async (id: string, data: TransactionJob, delivery: number) =>
+    (await processor({ id, name: data.op, data }, delivery)).result;
   const reruns: Array<[string, number]> = [
     ['a re-run after the worker was killed before the job completed', 2],
     ['a run from a Redis snapshot taken before the job finished', 1],
@@ -63,8 +65,8 @@ describe("a refusal the agent heard is the job's answer for good", () => {
     await ctx?.destroy();
   });
 
-  describe.each(reruns)('%s', (_name, attemptsStarted) => {
-    const n = attemptsStarted;
+  describe.each(reruns)('%s', (_name, delivery) => {
+    const n = delivery;
 
     it('begin refused TOO_MANY_RUNNING_TRANSACTIONS leaves no entry after the slot frees and the job runs again', async () => {
       const caller = `full${n}`;
@@ -85,7 +87,7 @@ describe("a refusal the agent heard is the job's answer for good", () => {
         }
       }
       expect(await running(caller)).toEqual([]);
-      expect(await runJob(`refused-begin-${n}`, job, attemptsStarted)).toEqual(refusal);
+      expect(await runJob(`refused-begin-${n}`, job, delivery)).toEqual(refusal);
       expect(await running(caller)).toEqual([]);
       expect(await running(`${caller}-parent`)).toEqual([]);
     });
@@ -96,7 +98,7 @@ describe("a refusal the agent heard is the job's answer for good", () => {
       const refusal = { ok: false, reason: 'NOT_ACTIVE' };
       expect(await runJob(`refused-record-${n}`, job, 1)).toEqual(refusal);
       await accounts().updateOne({ account_tag: caller }, { $set: { active: true } });
-      expect(await runJob(`refused-record-${n}`, job, attemptsStarted)).toEqual(refusal);
+      expect(await runJob(`refused-record-${n}`, job, delivery)).toEqual(refusal);
       expect(await transactions().countDocuments({ account_tag: caller })).toBe(0);
       expect(await balance(caller)).toBe(1000n);
     });
@@ -108,7 +110,7 @@ describe("a refusal the agent heard is the job's answer for good", () => {
       expect(await runJob(`refused-rollback-${n}`, job, 1)).toEqual(refusal);
       expect(await runJob(`record-after-${n}`, jobs.record('r1', caller, 10), 1)).toEqual(ok);
       expect(await balance(caller)).toBe(989n);
-      expect(await runJob(`refused-rollback-${n}`, job, attemptsStarted)).toEqual(refusal);
+      expect(await runJob(`refused-rollback-${n}`, job, delivery)).toEqual(refusal);
       expect(await balance(caller)).toBe(989n);
       expect(await transactions().countDocuments({ account_tag: caller, transaction_tag: 'r1' })).toBe(1);
     });
@@ -119,7 +121,7 @@ describe("a refusal the agent heard is the job's answer for good", () => {
       const refusal = { ok: false, reason: 'NOT_FOUND' };
       expect(await runJob(`refused-end-${n}`, job, 1)).toEqual(refusal);
       expect(await runJob(`begin-after-${n}`, jobs.begin('e1', caller), 1)).toEqual(ok);
-      expect(await runJob(`refused-end-${n}`, job, attemptsStarted)).toEqual(refusal);
+      expect(await runJob(`refused-end-${n}`, job, delivery)).toEqual(refusal);
       expect(await running(caller)).toEqual([expect.objectContaining({ transaction_tag: 'e1', in_progress: true })]);
     });
   });

@@ -228,7 +228,10 @@ describe('money at the edges of real call flows', () => {
     await accounts().updateOne({ account_tag: 'broken' }, { $set: { running_transactions: 'not-a-list' as never } });
     const processor = transactionProcessor(deps);
     const job = beginJob('t1', 'thrower');
-    const answer = await processor({ id: 'throwing-begin', data: job, attemptsStarted: 1 } as never).catch((err: unknown) => err);
+    const answer = await processor({ id: 'throwing-begin', name: 'begin', data: job }).then(
+      (outcome) => outcome.result,
+      (err: unknown) => err,
+    );
     expect(answer).toEqual({ ok: false, reason: 'UNAVAILABLE' });
     expect(await running('thrower')).toEqual([]);
     expect(await outcomes().findOne({ _id: 'throwing-begin' })).toMatchObject({ state: 'abandoned' });
