@@ -6,7 +6,7 @@ import { Job, Worker, type Processor, type RedisClient, type WorkerOptions } fro
  *
  * Why: an idle worker blocks on the queue's marker (BZPOPMIN), wakes when a job is added, and takes
  * it with the `moveToActive` script. Its main loop then calls `moveToActive` again at once, to see
- * whether more jobs are waiting, before it blocks again. On the call path jobs arrive one at a time,
+ * whether more jobs are waiting, before it blocks again. On a queue fed a job at a time (processing),
  * so that second call finds nothing nearly always: a script of eleven keys, about a tenth of a
  * millisecond of Redis and of Node each, per job.
  *
