@@ -3,18 +3,19 @@ import type { AppContext } from '../shared/domain/context';
 import type { TransactionJob } from '../shared/domain/calls';
 import { metricsFor } from '../shared/domain/metrics';
 import { QueueNames } from '../shared/domain/queues/names';
-import { bullmqPrefix } from '../shared/domain/queues/queues';
 import {
   callAliveKey,
-  callHeldKey,
+  callHeldKeys,
   callQueueKey,
   callSlotName,
   callWorkersKey,
   MAX_DELIVERIES,
   holdWritesThisTick,
+  readDelivery,
   REDELIVERED_MARK,
   sendAnswer,
   type CallJob,
+  type Delivery,
 } from '../shared/infra/call-queue';
 import type { RedisClient } from '../shared/infra/redis';
 import type { CallOutcome } from './transactions/processor';
@@ -24,17 +25,12 @@ const BLOCK_SECONDS = 20;
 /** How long a slot waits after Redis refused its BLMOVE before it asks again. */
 const RETRY_MS = 500;
 
-/** One delivery of a job: the job, and how many times it was delivered (1 for the first). */
-export interface Delivery {
-  job: CallJob<TransactionJob>;
-  delivery: number;
-}
-
-/** A taken job as the queue holds it: the JSON, after one REDELIVERED_MARK per earlier delivery. */
-export function readDelivery(raw: string): Delivery {
-  let marks = 0;
-  while (raw[marks] === REDELIVERED_MARK) marks += 1;
-  return { job: JSON.parse(raw.slice(marks)) as CallJob<TransactionJob>, delivery: marks + 1 };
+/** A slot: its own connection, the list of the job it holds, and whether it waits in BLMOVE now. */
+interface Slot {
+  connection: RedisClient;
+  held: string;
+  waiting: boolean;
+  done: Promise<void>;
 }
 
 /**
@@ -68,7 +64,7 @@ export class CallConsumer {
   private closing = false;
   private readonly id = randomUUID();
   private readonly prefix: string;
-  private readonly slots: Array<{ connection: RedisClient; waiting: boolean; done: Promise<void> }> = [];
+  private readonly slots: Slot[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -76,7 +72,7 @@ export class CallConsumer {
     private readonly process: (job: CallJob<TransactionJob>, delivery: number) => Promise<CallOutcome>,
     private readonly concurrency: number,
   ) {
-    this.prefix = bullmqPrefix(ctx.config);
+    this.prefix = ctx.queues.transactions.prefix;
   }
 
   async start(): Promise<void> {
@@ -88,15 +84,16 @@ export class CallConsumer {
         .catch((err: unknown) => this.ctx.logger.warn({ err }, 'call queue: liveness not renewed; next period'));
     }, period);
     this.heartbeat.unref();
-    for (let i = 0; i < this.concurrency; i++) {
-      const slot = {
+    callHeldKeys(this.prefix, this.id, this.concurrency).forEach((held, i) => {
+      const slot: Slot = {
         connection: this.ctx.newRedis(callSlotName(this.ctx.config.queuePrefix, this.id, i)),
+        held,
         waiting: false,
         done: Promise.resolve(),
       };
       this.slots.push(slot);
-      slot.done = this.run(slot, callHeldKey(this.prefix, this.id, i));
-    }
+      slot.done = this.run(slot);
+    });
   }
 
   async close(): Promise<void> {
@@ -104,7 +101,7 @@ export class CallConsumer {
     clearInterval(this.heartbeat);
     for (const slot of this.slots) if (slot.waiting) slot.connection.disconnect();
     await Promise.all(this.slots.map((s) => s.done));
-    const held = this.slots.map((_, i) => callHeldKey(this.prefix, this.id, i));
+    const held = this.slots.map((slot) => slot.held);
     try {
       await this.ctx.redis.eval(PUT_BACK, held.length + 1, callQueueKey(this.prefix), ...held, '');
       await this.ctx.redis.hdel(callWorkersKey(this.prefix), this.id);
@@ -128,7 +125,7 @@ export class CallConsumer {
     const workers = await this.ctx.redis.hgetall(callWorkersKey(this.prefix));
     for (const [worker, slots] of Object.entries(workers)) {
       if (worker === this.id || (await this.ctx.redis.exists(callAliveKey(this.prefix, worker)))) continue;
-      const held = Array.from({ length: Number(slots) || 0 }, (_, i) => callHeldKey(this.prefix, worker, i));
+      const held = callHeldKeys(this.prefix, worker, Number(slots));
       const moved = held.length
         ? await this.ctx.redis.eval(PUT_BACK, held.length + 1, callQueueKey(this.prefix), ...held, REDELIVERED_MARK)
         : 0;
@@ -137,10 +134,10 @@ export class CallConsumer {
     }
   }
 
-  private take(slot: { connection: RedisClient; waiting: boolean }, held: string): Promise<string | null> | undefined {
+  private take(slot: Slot): Promise<string | null> | undefined {
     if (this.closing) return undefined;
     slot.waiting = true;
-    const taken = slot.connection.blmove(callQueueKey(this.prefix), held, 'RIGHT', 'LEFT', BLOCK_SECONDS);
+    const taken = slot.connection.blmove(callQueueKey(this.prefix), slot.held, 'RIGHT', 'LEFT', BLOCK_SECONDS);
     void taken.then(
       () => (slot.waiting = false),
       () => (slot.waiting = false),
@@ -148,8 +145,8 @@ export class CallConsumer {
     return taken;
   }
 
-  private async run(slot: { connection: RedisClient; waiting: boolean }, held: string): Promise<void> {
-    let next = this.take(slot, held);
+  private async run(slot: Slot): Promise<void> {
+    let next = this.take(slot);
     while (next) {
       let raw: string | null;
       try {
@@ -158,10 +155,10 @@ export class CallConsumer {
         if (this.closing) return;
         this.ctx.logger.warn({ err }, 'call queue: waiting for a job failed; asking again');
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-        next = this.take(slot, held);
+        next = this.take(slot);
         continue;
       }
-      next = raw === null ? this.take(slot, held) : (await this.handle(slot, held, raw)).next;
+      next = raw === null ? this.take(slot) : (await this.handle(slot, raw)).next;
     }
   }
 
@@ -169,24 +166,20 @@ export class CallConsumer {
    * Runs one job and answers it; returns the slot's next wait, sent with the answer when nothing follows
    * it (wrapped: an async function would otherwise wait for the promise it returns).
    */
-  private async handle(
-    slot: { connection: RedisClient; waiting: boolean },
-    held: string,
-    raw: string,
-  ): Promise<{ next: Promise<string | null> | undefined }> {
-    const { connection } = slot;
-    let delivery: Delivery;
+  private async handle(slot: Slot, raw: string): Promise<{ next: Promise<string | null> | undefined }> {
+    let delivery: Delivery<TransactionJob>;
     try {
-      delivery = readDelivery(raw);
+      delivery = readDelivery<TransactionJob>(raw);
     } catch (err) {
       this.ctx.logger.error({ err, raw: raw.slice(0, 200) }, 'call queue: unreadable job dropped');
-      return this.release(slot, held);
+      return this.release(slot);
     }
     const { job } = delivery;
-    const log = this.ctx.logger.child({ jobId: job.id, op: job.name, delivery: delivery.delivery });
+    // Made only when something is logged: most jobs log nothing, and this is every job's path.
+    const log = () => this.ctx.logger.child({ jobId: job.id, op: job.name, delivery: delivery.delivery });
     if (delivery.delivery > MAX_DELIVERIES) {
-      log.error('call queue: job delivered too often, dropped; the agent recorded it abandoned and the recovery sweep settles it');
-      return this.release(slot, held);
+      log().error('call queue: job delivered too often, dropped; the agent recorded it abandoned and the recovery sweep settles it');
+      return this.release(slot);
     }
     const started = Date.now();
     let outcome: CallOutcome;
@@ -194,33 +187,33 @@ export class CallConsumer {
       outcome = await this.process(job, delivery.delivery);
     } catch (err) {
       // As a BullMQ job of one attempt: no answer, the agent's wait ends and it records the abandonment.
-      log.warn({ err }, 'job failed');
+      log().warn({ err }, 'job failed');
       this.observe(started, 'failed');
-      return this.release(slot, held);
+      return this.release(slot);
     }
     const keepMs = Math.max(0, job.data.deadline - Date.now()) + this.ctx.config.agentAbandonMs + 5000;
     sendAnswer(
-      connection,
+      slot.connection,
       { prefix: this.prefix, replyPrefix: this.ctx.config.queuePrefix },
       { id: job.id, replyTo: job.data.reply_to },
       outcome.result,
       keepMs,
-      (err: unknown) => log.warn({ err }, 'answer not sent; the agent records the operation abandoned instead'),
+      (err: unknown) => log().warn({ err }, 'answer not sent; the agent records the operation abandoned instead'),
     );
     this.observe(started, 'completed');
     if (outcome.afterAnswer) {
       await outcome
         .afterAnswer()
-        .catch((err: unknown) => log.error({ err }, 'the work after the answer failed; the maintenance pass finishes it'));
+        .catch((err: unknown) => log().error({ err }, 'the work after the answer failed; the maintenance pass finishes it'));
     }
-    return this.release(slot, held);
+    return this.release(slot);
   }
 
   /** Lets go of the held job and, unless closing, waits for the next: one write with whatever this tick sent before. */
-  private release(slot: { connection: RedisClient; waiting: boolean }, held: string): { next: Promise<string | null> | undefined } {
+  private release(slot: Slot): { next: Promise<string | null> | undefined } {
     holdWritesThisTick(slot.connection);
-    slot.connection.del(held).catch((err: unknown) => this.ctx.logger.warn({ err }, 'call queue: held job not released'));
-    return { next: this.take(slot, held) };
+    slot.connection.del(slot.held).catch((err: unknown) => this.ctx.logger.warn({ err }, 'call queue: held job not released'));
+    return { next: this.take(slot) };
   }
 
   private observe(started: number, outcome: 'completed' | 'failed'): void {

@@ -45,11 +45,27 @@ export const replyChannel = (prefix: string, inbox: string): string => `${prefix
 export const callQueueKey = (prefix: string): string => `${prefix}:calls`;
 export const callAnswerKey = (prefix: string, jobId: string): string => `${prefix}:calls:answer:${jobId}`;
 export const callHeldKey = (prefix: string, worker: string, slot: number): string => `${prefix}:calls:held:${worker}:${slot}`;
+/** The held lists of every slot of `worker` (its `slots` as listed in callWorkersKey). */
+export const callHeldKeys = (prefix: string, worker: string, slots: number): string[] =>
+  Array.from({ length: Number.isFinite(slots) ? slots : 0 }, (_, i) => callHeldKey(prefix, worker, i));
 export const callWorkersKey = (prefix: string): string => `${prefix}:calls:workers`;
 export const callAliveKey = (prefix: string, worker: string): string => `${prefix}:calls:alive:${worker}`;
 /** A job put back in the queue after its worker died carries this mark once per delivery before the last. */
 export const REDELIVERED_MARK = 'R';
 export const MAX_DELIVERIES = 5;
+
+/** One delivery of a job: the job, and how many times it was delivered (1 for the first). */
+export interface Delivery<T> {
+  job: CallJob<T>;
+  delivery: number;
+}
+
+/** A taken job as the queue holds it: the JSON, after one REDELIVERED_MARK per earlier delivery. */
+export function readDelivery<T>(raw: string): Delivery<T> {
+  let marks = 0;
+  while (raw[marks] === REDELIVERED_MARK) marks += 1;
+  return { job: JSON.parse(raw.slice(marks)) as CallJob<T>, delivery: marks + 1 };
+}
 /**
  * A worker slot's connection name (CLIENT SETNAME; `queuePrefix` unhashed, names have no slot): CLIENT
  * LIST then shows each slot, and `cmd=blmove` with flag `b` one waiting for a job, none in hand.
@@ -88,9 +104,7 @@ export class CallQueue {
   /** Jobs waiting or held by a listed worker's slot (in hand, or held by a dead worker until put back). */
   async unfinished(): Promise<number> {
     const workers = await this.redis.hgetall(callWorkersKey(this.prefix));
-    const held = Object.entries(workers).flatMap(([worker, slots]) =>
-      Array.from({ length: Number(slots) || 0 }, (_, i) => callHeldKey(this.prefix, worker, i)),
-    );
+    const held = Object.entries(workers).flatMap(([worker, slots]) => callHeldKeys(this.prefix, worker, Number(slots)));
     const lengths = await Promise.all([this.key, ...held].map((key) => this.redis.llen(key)));
     return lengths.reduce((a, b) => a + b, 0);
   }

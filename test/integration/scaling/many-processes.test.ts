@@ -2,8 +2,7 @@ import type { AccountDoc } from '../../../src/shared/domain/types';
 import { auditLedger } from '../../../src/shared/domain/ledger/audit';
 import type { TransactionJob } from '../../../src/shared/domain/calls';
 import type { Redis } from 'ioredis';
-import { callQueueKey, type CallJob } from '../../../src/shared/infra/call-queue';
-import { readDelivery } from '../../../src/workers/call-consumer';
+import { callQueueKey, readDelivery, type CallJob } from '../../../src/shared/infra/call-queue';
 import { createTestContext, TestContext } from '../../support/harness';
 import { openMonitor } from '../../support/redis-monitor';
 import { AgentProcess, startAgentProcess, stopAll } from '../../support/multi-agent';
@@ -240,8 +239,12 @@ describe('two agents, three worker processes, one worker killed (issue 13)', () 
     const commands = await openMonitor(ctx.redis as Redis);
     commands.onCommand((args, byScript) => {
       if (args[1] !== callQueueKey(prefix)) return;
-      if (args[0] === 'lpush' && !byScript) for (const raw of args.slice(2)) added.set(readDelivery(raw).job.id, readDelivery(raw).job);
       if (args[0] === 'rpush' && byScript) putBack += args.length - 2;
+      if (args[0] !== 'lpush' || byScript) return;
+      for (const raw of args.slice(2)) {
+        const { job } = readDelivery<TransactionJob>(raw);
+        added.set(job.id, job);
+      }
     });
 
     // Whole seconds, ten minutes ago: calls are short and in the past, so running ones owe little.

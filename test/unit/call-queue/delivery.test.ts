@@ -1,5 +1,4 @@
-import { REDELIVERED_MARK } from '../../../src/shared/infra/call-queue';
-import { readDelivery } from '../../../src/workers/call-consumer';
+import { readDelivery, REDELIVERED_MARK } from '../../../src/shared/infra/call-queue';
 
 describe('a call job as the queue holds it (src/shared/infra/call-queue.ts)', () => {
   const job = { id: 'j1', name: 'begin', data: { op: 'noop', deadline: 1_795_760_583_475 } };

@@ -20,8 +20,8 @@ function limitKey(request: FastifyRequest): string {
 
 /**
  * RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_MS, counted in Redis so every process of a role
- * shares one budget per token (claimed in blocks of a hundredth, leased-rate-store.ts). Runs after authentication (it needs the principal) and skips open
- * routes (probes and scrapes). Over the limit: RATE_LIMITED, HTTP 429, Retry-After in seconds.
+ * shares one budget per token (claimed in blocks of a hundredth, leased-rate-store.ts). Runs after
+ * authentication (it needs the principal) and skips open routes (probes and scrapes). Over the limit: RATE_LIMITED, HTTP 429, Retry-After in seconds.
  * If Redis fails the request is let through: rate limiting protects the service, it must not
  * become the reason it is down.
  */
