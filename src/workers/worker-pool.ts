@@ -1,6 +1,7 @@
 import type { Job, Worker } from 'bullmq';
 import { DecisionMemory } from './transactions/decision-memory';
 import { AuthorizationReads } from './transactions/authorization-reads';
+import { BegunEntries } from './transactions/begun-entries';
 import { SettledMarkers } from '../shared/domain/ledger';
 import { LeanWorker } from './lean-worker';
 import type { AppContext } from '../shared/domain/context';
@@ -24,6 +25,7 @@ export interface WorkerPool {
 export async function startWorkers(ctx: AppContext, queues: string[] = Object.values(QueueNames)): Promise<WorkerPool> {
   const rating = await RatingDataCache.start(ctx);
   const importAccounts = await ImportAccountCache.start(ctx);
+  const processInline = ctx.config.processingInline && queues.includes(QueueNames.processing);
   const deps = {
     ctx,
     rating,
@@ -31,7 +33,9 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
     decisions: new DecisionMemory(),
     settledMarkers: new SettledMarkers(),
     authorizationReads: new AuthorizationReads(),
-    processInline: ctx.config.processingInline && queues.includes(QueueNames.processing),
+    // An end charges in its own write only where charging belongs to this process (end-charge.ts).
+    begunEntries: processInline ? new BegunEntries() : undefined,
+    processInline,
   };
   const processors = processorsFor(deps);
   // The agent's operations come through the call queue, not BullMQ (src/shared/infra/call-queue.ts).

@@ -1,15 +1,15 @@
 import type { CommandStartedEvent } from 'mongodb';
 import type { AppContext } from '../../src/shared/domain/context';
-import type { ProcessingJob } from '../../src/shared/domain/queues/payloads';
 import { connectMongo } from '../../src/shared/domain/store';
 import { announceRatingDataChange, RatingDataCache } from '../../src/shared/domain/rating-data/cache';
 import { authorize } from '../../src/workers/transactions/authorization';
 import { begin } from '../../src/workers/transactions/begin';
-import { end, processingJobId } from '../../src/workers/transactions/end';
+import { endCall } from '../../src/workers/transactions/end';
 import { processEndedCall } from '../../src/workers/transactions/processing';
 import { DecisionMemory } from '../../src/workers/transactions/decision-memory';
 import { SettledMarkers } from '../../src/shared/domain/ledger';
 import { AuthorizationReads } from '../../src/workers/transactions/authorization-reads';
+import { BegunEntries } from '../../src/workers/transactions/begun-entries';
 import { account, carrier, pricelist, rate } from './seed';
 
 export const CALL_PHASES = ['authorization', 'begin', 'end', 'processing'] as const;
@@ -22,8 +22,8 @@ export const commandTotal = (byCommand: Map<string, number>) => [...byCommand.va
 
 /**
  * The MongoDB commands one prepaid call costs, by phase (issue 12, issue 36): authorization, begin, end
- * and processing run in this process, exactly as a worker runs them (processing takes the job the end
- * queued), against a client of its own that counts every command it sends. The account's second call
+ * and processing run in this process, exactly as a worker runs them (what the end leaves to do after
+ * its answer, and the processing of the entries it ended), against a client of its own that counts every command it sends. The account's second call
  * is the one counted (see oneCall). Counts, not timings: each
  * command is a round trip, a socket write on both sides and a document copy in the MongoDB-wire server.
  * Seeds its own rate and accounts into `ctx`'s database (which it expects empty of them).
@@ -62,6 +62,8 @@ export async function countCallCommands(
       decisions: new DecisionMemory(),
       settledMarkers: new SettledMarkers(),
       authorizationReads: new AuthorizationReads(),
+      begunEntries: new BegunEntries(),
+      processInline: true,
     };
     const deadline = () => Date.now() + 5000;
     /**
@@ -103,27 +105,28 @@ export async function countCallCommands(
         { id: `job-begin-${n}`, deadline: deadline(), rerun: false },
       );
       enter('end');
-      const ended = await end(
+      const ended = await endCall(
         deps,
         { op: 'end', ...call, timestamp_end: new Date(Date.now() + 30_000).toISOString(), deadline: deadline() },
         { id: `job-end-${n}`, deadline: deadline(), rerun: false },
       );
       phase = 'setup';
-      if (!authorized.authorized || !started.ok || !ended.ok) {
-        throw new Error(`call refused: authorization ${authorized.unauthorized_reason}, begin ${started.reason}, end ${ended.reason}`);
+      if (!authorized.authorized || !started.ok || !ended.result.ok) {
+        throw new Error(
+          `call refused: authorization ${authorized.unauthorized_reason}, begin ${started.reason}, end ${ended.result.reason}`,
+        );
       }
-      for (const tag of ['caller', ...parentTags]) {
-        // The job the end queued, as a worker takes it from the processing queue.
-        const entry = (await c.accounts.findOne({ account_tag: tag }))!.running_transactions.find(
-          (e) => e.transaction_tag === call.transaction_tag,
-        )!;
-        const queued = await ctx.queues.processing.getJob(processingJobId(entry.id));
-        if (!queued) throw new Error(`no processing job queued for ${tag}`);
-        enter('processing');
-        const processed = await processEndedCall(deps, queued.data as ProcessingJob);
-        phase = 'setup';
-        if (processed.outcome !== 'charged') throw new Error(`processing of ${tag}: ${processed.outcome}`);
+      // What follows the answer, as the worker's processor runs it (processor.ts): the end's own charge
+      // finished, then each entry it ended charged in the same job.
+      enter('processing');
+      await ended.afterAnswer?.();
+      for (const job of ended.toProcess) {
+        const processed = await processEndedCall(deps, job);
+        if (processed.outcome !== 'charged') throw new Error(`processing of ${job.account_tag}: ${processed.outcome}`);
       }
+      phase = 'setup';
+      const charged = await c.transactions.countDocuments({ transaction_tag: call.transaction_tag, state: 'charged' });
+      if (charged !== 1 + parentTags.length) throw new Error(`call ${n}: ${charged} charged records`);
     };
     await oneCall(1, false);
     await oneCall(2, true);

@@ -1,4 +1,5 @@
 import type { AccountDoc } from '../../shared/domain/types';
+import { BoundedMap } from '../../shared/infra/bounded-map';
 
 /**
  * The caller accounts this process's authorizations read, kept for the begin of the same call (issue
@@ -18,14 +19,17 @@ import type { AccountDoc } from '../../shared/domain/types';
  * them (a restart, another worker process running the begin) costs the read they save, nothing else.
  */
 export class AuthorizationReads {
-  private readonly kept = new Map<string, { account: AccountDoc; until: number }>();
+  private readonly kept: BoundedMap<string, { account: AccountDoc; until: number }>;
   /** Accounts whose kept read turned out changed by their begin: busy, not worth keeping for a while. */
-  private readonly busy = new Map<string, number>();
+  private readonly busy: BoundedMap<string, number>;
 
   constructor(
     private readonly ttlMs = 60_000,
-    private readonly capacity = 20_000,
-  ) {}
+    capacity = 20_000,
+  ) {
+    this.kept = new BoundedMap(capacity);
+    this.busy = new BoundedMap(capacity);
+  }
 
   keep(account: AccountDoc, now = Date.now()): void {
     const busyUntil = this.busy.get(account.account_tag);
@@ -33,8 +37,8 @@ export class AuthorizationReads {
       if (busyUntil > now) return;
       this.busy.delete(account.account_tag);
     }
+    // Deleted first, so that a kept account moves to the newest.
     this.kept.delete(account.account_tag);
-    if (this.kept.size >= this.capacity) this.kept.delete(this.kept.keys().next().value!);
     this.kept.set(account.account_tag, { account, until: now + this.ttlMs });
   }
 
@@ -48,7 +52,6 @@ export class AuthorizationReads {
 
   /** The kept read of this account was out of date at its begin: do not keep its reads for a while. */
   changed(accountTag: string, now = Date.now()): void {
-    if (this.busy.size >= this.capacity) this.busy.delete(this.busy.keys().next().value!);
     this.busy.set(accountTag, now + this.ttlMs);
   }
 }

@@ -19,7 +19,9 @@ import type { EntryRecovery } from './recovery';
 const MAX_OPTIMISTIC_ATTEMPTS = 200;
 
 /** `decided`: the entry carries `begin_decided` (its write was the begin's decision, see tryBegin). */
-type Insertion = { ok: true; entryId: string; decided: boolean } | { ok: false; reason: Reason; fenced?: true };
+type Insertion =
+  /** `made`: the entry as this attempt wrote it (absent when an earlier run of the job had). */
+  { ok: true; entryId: string; decided: boolean; made?: RunningTransaction } | { ok: false; reason: Reason; fenced?: true };
 
 /**
  * For the write that decides a single-party begin (issue 36): the job's fence must be absent from the
@@ -56,7 +58,7 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
       // Its authorization's hold (spend limits) stays with the call: the limits already granted it.
       const taking = same.hold !== undefined && same.hold !== null ? { ...entry, hold: same.hold } : entry;
       if (await takeOverReservation(deps, account, same.id, taking, prepaid, unfenced(entry)))
-        return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
+        return { ok: true, entryId: entry.id, decided: entry.begin_decided === true, made: taking };
       account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
       continue;
     }
@@ -105,7 +107,7 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     // max 0 means no call at all.
     if (max !== null && max !== undefined && max <= 0) return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
     if (await pushEntry(deps, account, entry, prepaid || limited)) {
-      return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
+      return { ok: true, entryId: entry.id, decided: entry.begin_decided === true, made: entry };
     }
     // Someone changed the account in between: re-read and decide again.
     account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
@@ -161,7 +163,7 @@ async function insertOnAuthorizationRead(
     !hasSpendLimits(account) &&
     (account.type !== 'PREPAID' || canAffordStart(entry.rate, availableBalance(account.balance, running, new Date())));
   if (plain && (await pushEntry(deps, account, entry, true))) {
-    return { ok: true, entryId: entry.id, decided: entry.begin_decided === true };
+    return { ok: true, entryId: entry.id, decided: entry.begin_decided === true, made: entry };
   }
   if (plain) deps.authorizationReads?.changed(account.account_tag);
   return 'stale';
@@ -201,8 +203,10 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
   }
   const made = result.inserted.map((e) => ({ account_tag: e.account_tag, entry_id: e.id }));
   if (result.decided) {
-    // A single-party call: the entry's own write was the decision (tryBegin).
+    // A single-party call: the entry's own write was the decision (tryBegin). Its entry is kept for the
+    // end, which charges in its own write (end-charge.ts); a re-run's entry is not known here.
     deps.decisions?.remember(ref.id, { state: 'done', made, result: done() });
+    if (result.entry) deps.begunEntries?.remember(job.account_tag, result.entry);
     return done();
   }
   const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
@@ -213,7 +217,7 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
 
 type BeginAttempt =
   | (OperationResult & { ok: false; refusedBy?: AccountDoc; fenced?: true })
-  | { ok: true; inserted: Array<{ account_tag: string; id: string }>; decided: boolean };
+  | { ok: true; inserted: Array<{ account_tag: string; id: string }>; decided: boolean; entry?: RunningTransaction };
 
 async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAuthorizationRead = true): Promise<BeginAttempt> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
@@ -254,6 +258,7 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAu
   // decision recorded afterwards (conclude): all or none of them stay.
   const single = rated.length === 1;
   let decided = false;
+  let made: RunningTransaction | undefined;
   for (const { party, rate } of rated) {
     const entry: RunningTransaction = {
       id: randomUUID(),
@@ -287,8 +292,9 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAu
     }
     inserted.push({ account_tag: party.account.account_tag, id: result.entryId });
     decided = result.decided;
+    made = result.made;
   }
-  return { ok: true, inserted, decided: single && decided };
+  return { ok: true, inserted, decided: single && decided, entry: made };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { OutcomeDoc } from '../../shared/domain/calls/decisions';
+import { BoundedMap } from '../../shared/infra/bounded-map';
 
 /** What the worker needs of a decision: whether it stands, what it covers, what was answered. */
 export type KnownDecision = Pick<OutcomeDoc, 'state' | 'made' | 'result'>;
@@ -13,9 +14,11 @@ export type KnownDecision = Pick<OutcomeDoc, 'state' | 'made' | 'result'>;
  * Bounded: the oldest are forgotten first.
  */
 export class DecisionMemory {
-  private readonly known = new Map<string, KnownDecision>();
+  private readonly known: BoundedMap<string, KnownDecision>;
 
-  constructor(private readonly capacity = 100_000) {}
+  constructor(capacity = 100_000) {
+    this.known = new BoundedMap(capacity);
+  }
 
   get(jobId: string): KnownDecision | undefined {
     return this.known.get(jobId);
@@ -23,7 +26,6 @@ export class DecisionMemory {
 
   remember(jobId: string, decision: KnownDecision): void {
     if (this.known.has(jobId)) return;
-    if (this.known.size >= this.capacity) this.known.delete(this.known.keys().next().value!);
     this.known.set(jobId, { state: decision.state, made: decision.made, result: decision.result });
   }
 }

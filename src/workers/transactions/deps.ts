@@ -5,6 +5,7 @@ import type { ImportAccountCache } from '../imports/account-cache';
 import type { DecisionMemory } from './decision-memory';
 import type { SettledMarkers } from '../../shared/domain/ledger';
 import type { AuthorizationReads } from './authorization-reads';
+import type { BegunEntries } from './begun-entries';
 
 /** What the transaction processors need: the process context and the in-memory rating data. */
 export interface TransactionDeps {
@@ -21,6 +22,11 @@ export interface TransactionDeps {
   settledMarkers?: SettledMarkers;
   /** Callers read by this process's authorizations, for their begin (worker processes); without it begin reads. */
   authorizationReads?: AuthorizationReads;
+  /**
+   * The entries of single-party calls this process began, for their end to charge in its own write
+   * (end-charge.ts; worker processes that process inline); without it an end ends, and processing charges.
+   */
+  begunEntries?: BegunEntries;
   /**
    * The process runs the processing queue too: an end's job charges the entries it ended itself, after
    * answering, instead of queueing them (processor.ts, settleEnded).

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../shared/domain/context';
-import { AccountDoc, callId, isReservation, RunningTransaction } from '../../shared/domain/types';
+import { AccountDoc, callId, isReservation, RunningTransaction, type TransactionDoc } from '../../shared/domain/types';
 import type { Collections } from '../../shared/domain/store';
 import { jobId } from '../../shared/domain/queues/names';
 import { notFenced, type RollbackTarget } from '../../shared/domain/calls/decisions';
@@ -9,6 +9,8 @@ import { conclude, decidedDone, fateOf, fencedAnswer, JobRef, timedOut } from '.
 import { TransactionDeps } from './deps';
 import type { EntryRecovery } from './recovery';
 import { endedEntryOf } from './ended-entry';
+import { begunEntryOf, endAndCharge, type EndOutcome } from './end-charge';
+import { reconcile } from './reconcile';
 import type { EndedEntry, ProcessingJob } from '../../shared/domain/queues/payloads';
 import type { SettledMarkers } from '../../shared/domain/ledger';
 
@@ -102,16 +104,13 @@ export const processingJobId = (entryId: string) => jobId('process', entryId);
  * queue the processor runs endCall itself and charges the entries after answering (processor.ts).
  */
 export async function end(deps: TransactionDeps, job: EndJob, ref: JobRef): Promise<OperationResult> {
-  const { result, toProcess } = await endCall(deps, job, ref);
+  const { result, toProcess, afterAnswer } = await endCall(deps, job, ref);
+  await afterAnswer?.();
   await queueProcessing(deps, toProcess);
   return result;
 }
 
-/** An end's answer, and the processing jobs of the entries it ended (none unless decided 'done'). */
-export interface EndOutcome {
-  result: OperationResult;
-  toProcess: ProcessingJob[];
-}
+export type { EndOutcome };
 
 /**
  * endTransaction: sets the end on every party's entry (balance unchanged, the entry still counts in
@@ -128,6 +127,10 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
     const held = await stillEnded(deps, ref, decided.made ?? []);
     return { result: decided.result ?? done(), toProcess: held.map((e) => processingJob(e.account_tag, job.transaction_tag, e.entry_id!)) };
   }
+  // A call this process began: ended, decided and charged by one write (end-charge.ts).
+  const begunHere = begunEntryOf(deps, job);
+  const charged = begunHere ? await endAndCharge(deps, job, ref, begunHere) : null;
+  if (charged) return charged;
   const at = new Date(job.timestamp_end);
   const call = callId(job.account_tag, job.transaction_tag);
   // A single-party call is ended and decided by one write, while the agent still waits (issue 36).
@@ -194,11 +197,11 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
   );
   if (own === 'absent') {
     // Ended and charged already (processing follows an end within milliseconds): a call whose record
-    // stands has ended, so an end sent again answers ALREADY_ENDED, as docs/AGENT.md promises.
-    const recorded = await deps.ctx.mongo.collections.transactions.findOne(
-      { account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag },
-      { projection: { _id: 1 } },
-    );
+    // stands has ended, so an end sent again answers ALREADY_ENDED, as docs/AGENT.md promises; unless
+    // this very job charged it (its first run ended and charged the call in one write, end-charge.ts,
+    // and stopped before answering): that end is done.
+    const recorded = await standingRecord(deps, job);
+    if (recorded?.end_job === ref.id) return answer(done());
     return answer(refused(recorded ? Reasons.ALREADY_ENDED : Reasons.NOT_FOUND));
   }
   if (own === 'ended') return answer(refused(Reasons.ALREADY_ENDED));
@@ -246,6 +249,20 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
     entry ? [processingJob(tag, job.transaction_tag, entry.id, endedEntryOf(entry))] : [],
   );
   return { result, toProcess };
+}
+
+/**
+ * The call's record on its caller, if it stands: a 'pending' one of processing whose entry is gone
+ * is settled from the ledger first (charged: it stands; not: it goes, reconcile.ts).
+ */
+async function standingRecord(deps: TransactionDeps, job: EndJob): Promise<Pick<TransactionDoc, '_id' | 'end_job'> | null> {
+  const recorded = await deps.ctx.mongo.collections.transactions.findOne(
+    { account_tag: job.account_tag, transaction_tag: job.transaction_tag, origin_account_tag: job.account_tag },
+    { projection: { _id: 1, end_job: 1, state: 1, charged_by: 1 } },
+  );
+  if (recorded?.state !== 'pending' || recorded.charged_by !== 'processing') return recorded;
+  const outcome = await reconcile(deps, job.account_tag, recorded._id);
+  return outcome === 'rolled-back' || outcome === 'gone' ? null : recorded;
 }
 
 /** Of the entries an end made, those it still holds ended (not processed or rolled back since). */

@@ -5,8 +5,8 @@ import { groupFindElement } from '../../shared/infra/group-commands';
 import { applyGuarded, opIds } from '../../shared/domain/ledger';
 import type { ProcessingJob } from '../../shared/domain/queues/payloads';
 import type { TransactionDeps } from './deps';
-import { afterDebit, insertRecord, markCharged } from './record-store';
-import { ratedRecord } from './records';
+import { afterDebit, insertRecord, markCharged, replaceStaleRecord } from './record-store';
+import { recordOfEntry } from './records';
 import { removeEntry } from './entries';
 import { finishPendingRollbacks } from './rollback';
 
@@ -72,27 +72,7 @@ async function chargeEntry(
   guard: Filter<AccountDoc>,
 ): Promise<{ outcome: ProcessingOutcome; fee: bigint; account?: AccountDoc } | null> {
   const { transactions } = deps.ctx.mongo.collections;
-  const record = ratedRecord({
-    id: entry.id,
-    transaction_tag: entry.transaction_tag,
-    account_tag: accountTag,
-    origin_account_tag: entry.origin_account_tag,
-    source: entry.source,
-    source_ip: entry.source_ip ?? null,
-    destination: entry.destination,
-    carrier_ip: entry.carrier_ip || null,
-    tags: entry.tags ?? null,
-    authorized: true,
-    timestamp_auth: entry.timestamp_auth ?? null,
-    timestamp_begin: entry.timestamp_begin,
-    timestamp_end: entry.timestamp_end!,
-    inbound: entry.inbound,
-    rate: entry.rate,
-    call_parties: entry.call_parties ?? [accountTag],
-    charged_by: 'processing',
-    begin_job: entry.begin_job ?? null,
-    end_job: entry.end_job ?? null,
-  });
+  const record = recordOfEntry(accountTag, entry);
   let { existing } = await insertRecord(transactions, record);
   // The record of an earlier use of this tag whose rollback was answered ok but is not carried out on
   // this account yet: carry it out first; it is not this call's record.
@@ -113,6 +93,12 @@ async function chargeEntry(
     return { outcome: 'duplicate', fee: 0n };
   }
   if (existing && existing.state !== 'pending') return { outcome: 'already-done', fee: 0n };
+  // A pending record of another end of this entry (one that charged in its own write and missed:
+  // end-charge.ts) was never charged, the entry being here: this end's record replaces it.
+  if (existing && existing.end_job !== record.end_job) {
+    await replaceStaleRecord(transactions, existing, record);
+    existing = null;
+  }
   const fee = existing ? existing.fee : record.fee;
 
   const applied = await applyGuarded(

@@ -35,9 +35,21 @@ export function transactionProcessor(deps: TransactionDeps) {
   const settle = settleEnded(deps);
   /** `delivery`: 1 for a job's first run, more when its worker died holding it (call-queue.ts). */
   return async (job: CallJob<TransactionJob>, delivery = 1): Promise<CallOutcome> => {
-    const toProcess: ProcessingJob[] = [];
-    const result = await run(job, delivery, toProcess);
-    return toProcess.length > 0 ? { result, afterAnswer: () => settle(toProcess) } : { result };
+    const after: AfterAnswer = { toProcess: [] };
+    const result = await run(job, delivery, after);
+    const { toProcess, finish } = after;
+    if (toProcess.length === 0 && !finish) return { result };
+    return {
+      result,
+      afterAnswer: async () => {
+        // An end that charged in its own write: its ledger entry and charged mark; a failure is left to
+        // the recovery sweep, which settles the marker and the record (end-charge.ts).
+        await finish?.().catch((err: unknown) =>
+          deps.ctx.logger.warn({ err, jobId: job.id }, 'charge applied; its ledger entry is left to the recovery sweep'),
+        );
+        if (toProcess.length > 0) await settle(toProcess);
+      },
+    };
   };
 }
 
@@ -69,9 +81,14 @@ function settleEnded(deps: TransactionDeps) {
   };
 }
 
+/** What an end leaves for after its answer: the entries it ended, to charge, or the rest of its own charge. */
+interface AfterAnswer {
+  toProcess: ProcessingJob[];
+  finish?: () => Promise<void>;
+}
+
 function operationRunner(deps: TransactionDeps) {
-  /** `toProcess` receives an end's ended entries, to be charged once the agent has its answer. */
-  return async (job: CallJob<TransactionJob>, delivery: number, toProcess: ProcessingJob[]) => {
+  return async (job: CallJob<TransactionJob>, delivery: number, after: AfterAnswer) => {
     const data = job.data;
     // Only a job that has not started may be dropped unseen: a re-run after a crash finishes or undoes
     // what its first run did (decide.ts), even past the deadline.
@@ -105,7 +122,10 @@ function operationRunner(deps: TransactionDeps) {
           toProcess: [],
         }));
         const answer = await decided(data, outcome.result);
-        if (answer.ok) toProcess.push(...outcome.toProcess);
+        if (answer.ok) {
+          after.toProcess.push(...outcome.toProcess);
+          after.finish = outcome.afterAnswer;
+        }
         return answer;
       }
       case 'record': {

@@ -27,6 +27,24 @@ export async function insertRecord(
 }
 
 /**
+ * Replaces the pending record `stale` (of an end whose charging write missed: end-charge.ts) by `record`,
+ * the same entry's record for another end. Only while it is pending and still that end's: never charged
+ * then, since a charge pulls the entry its record names, and the caller holds that entry ended or in
+ * progress. Throws when it changed in between (a retry decides again).
+ */
+export async function replaceStaleRecord(
+  transactions: Collections['transactions'],
+  stale: TransactionDoc,
+  record: TransactionDoc,
+): Promise<void> {
+  const replaced = await transactions.replaceOne(
+    { _id: stale._id, account_tag: stale.account_tag, state: 'pending', end_job: stale.end_job ?? null },
+    record,
+  );
+  if (replaced.matchedCount !== 1) throw new Error(`record ${stale._id} changed while being replaced; retry`);
+}
+
+/**
  * Marks a pending record charged, once its charge is in the ledger (grouped with concurrent marks).
  * Filtered by its account too: the shard key (docs/SCALING.md).
  */

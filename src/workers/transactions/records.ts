@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RateSnapshot, TransactionDoc } from '../../shared/domain/types';
+import type { RateSnapshot, RunningTransaction, TransactionDoc } from '../../shared/domain/types';
 import { callDurationSeconds, callFee } from '../../shared/domain/rating';
 
 export interface CallFacts {
@@ -57,4 +57,33 @@ export function ratedRecord(call: CallFacts): TransactionDoc {
     ...(call.begin_job ? { begin_job: call.begin_job } : {}),
     ...(call.end_job ? { end_job: call.end_job } : {}),
   };
+}
+
+/**
+ * The record of one party's ended running entry (processing's, or an end's that charges in its own
+ * write): its `_id` is the entry's unique id, so every attempt writes the same record and the charge's
+ * ledger id (`charge:<_id>`) names this call only.
+ */
+export function recordOfEntry(accountTag: string, entry: RunningTransaction): TransactionDoc {
+  return ratedRecord({
+    id: entry.id,
+    transaction_tag: entry.transaction_tag,
+    account_tag: accountTag,
+    origin_account_tag: entry.origin_account_tag,
+    source: entry.source,
+    source_ip: entry.source_ip ?? null,
+    destination: entry.destination,
+    carrier_ip: entry.carrier_ip || null,
+    tags: entry.tags ?? null,
+    authorized: true,
+    timestamp_auth: entry.timestamp_auth ?? null,
+    timestamp_begin: entry.timestamp_begin,
+    timestamp_end: entry.timestamp_end!,
+    inbound: entry.inbound,
+    rate: entry.rate,
+    call_parties: entry.call_parties ?? [accountTag],
+    charged_by: 'processing',
+    begin_job: entry.begin_job ?? null,
+    end_job: entry.end_job ?? null,
+  });
 }

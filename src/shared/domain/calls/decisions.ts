@@ -1,6 +1,8 @@
 import type { Collection } from 'mongodb';
 import { groupInsert } from '../../infra/group-commands';
 import type { AccountDoc, TransactionDoc } from '../types';
+import { isApplied } from '../ledger/applied';
+import { opIds, type LedgerEntryDoc } from '../ledger/model';
 import { done, type OperationResult } from './results';
 
 /**
@@ -97,6 +99,7 @@ export interface DecisionStore {
   outcomes: Collection<OutcomeDoc>;
   accounts: Collection<AccountDoc>;
   transactions: Collection<TransactionDoc>;
+  ledger: Collection<LedgerEntryDoc>;
 }
 
 /** The operations a single-party call decides by its own write, and the entry fields that say so. */
@@ -109,7 +112,10 @@ const DECIDED_BY_WRITE = {
  * A begin or end decided by its own write (its entry says so), or, the entry charged since, by the
  * record it left: the decision 'done' it stands for. Null when neither is found.
  */
-export async function decidedBy(store: Pick<DecisionStore, 'accounts' | 'transactions'>, ref: OperationRef): Promise<OutcomeDoc | null> {
+export async function decidedBy(
+  store: Pick<DecisionStore, 'accounts' | 'transactions' | 'ledger'>,
+  ref: OperationRef,
+): Promise<OutcomeDoc | null> {
   const fields = DECIDED_BY_WRITE[ref.op as keyof typeof DECIDED_BY_WRITE];
   if (!fields) return null;
   const doneDoc = (made: RollbackTarget): OutcomeDoc => ({
@@ -137,9 +143,13 @@ export async function decidedBy(store: Pick<DecisionStore, 'accounts' | 'transac
   if (holder?.fenced_jobs?.length) return { ...doneDoc({ account_tag: ref.account_tag }), made: [] };
   const record = await store.transactions.findOne(
     { account_tag: ref.account_tag, transaction_tag: ref.transaction_tag, origin_account_tag: ref.account_tag, [fields.job]: ref.jobId },
-    { projection: { _id: 1 } },
+    { projection: { _id: 1, state: 1 } },
   );
-  return record ? doneDoc({ account_tag: ref.account_tag, entry_id: record._id }) : null;
+  if (!record) return null;
+  // A record written before its charge (an end that charges in its own write: end-charge.ts) stands for
+  // the decision only once the charge is applied: until then, that write may still miss.
+  if (record.state === 'pending' && !(await isApplied(store, ref.account_tag, opIds.charge(record._id)))) return null;
+  return doneDoc({ account_tag: ref.account_tag, entry_id: record._id });
 }
 
 /** The filter part a job's deciding write carries: the job is not fenced on the account. */

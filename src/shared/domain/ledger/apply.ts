@@ -5,6 +5,8 @@ import type { LedgerStore } from './store';
 import { entryOf, markerOf, type LedgerMarker, type LedgerOp } from './model';
 import type { SettledMarkers } from './settled-markers';
 
+export { isApplied } from './applied';
+
 /** Conflicting balance changes in a row before applyOnce gives up (the job fails and is retried). */
 const MAX_ATTEMPTS = 200;
 
@@ -60,18 +62,45 @@ export async function applyGuarded(
   /** Given, the marker's removal is left to the account's next write (settled-markers.ts). */
   settledMarkers?: SettledMarkers,
 ): Promise<AccountDoc | null> {
+  const applied = await writeGuarded(store, op, guard, update);
+  if (!applied) return null;
+  await finishGuarded(store, op.account_tag, applied.marker, alongside, settledMarkers);
+  return applied.account;
+}
+
+/**
+ * applyGuarded's one write alone: the balance changed with its marker, or null when the guard did not
+ * hold. The change is applied once it returns; its entry is written by finishGuarded, which a caller
+ * may run later (an end that charges in its own write answers first: end-charge.ts), or by whoever
+ * meets the marker (settle, wasApplied, the recovery sweep).
+ */
+export async function writeGuarded(
+  store: LedgerStore,
+  op: LedgerOp,
+  guard: Filter<AccountDoc>,
+  update: UpdateFilter<AccountDoc>,
+): Promise<{ account: AccountDoc; marker: LedgerMarker } | null> {
   const marker = markerOf(op);
-  const updated = await store.accounts.findOneAndUpdate(
+  const account = await store.accounts.findOneAndUpdate(
     { account_tag: op.account_tag, ...guard } as Filter<AccountDoc>,
     changeUpdate(marker, update),
     { returnDocument: 'after', projection: AFTER_PROJECTION },
   );
-  if (!updated) return null;
+  return account ? { account, marker } : null;
+}
+
+/** The rest of applyGuarded after its write: the entry written, the marker removed (or left to the account's next write). */
+export async function finishGuarded(
+  store: LedgerStore,
+  accountTag: string,
+  marker: LedgerMarker,
+  alongside: () => Promise<void> = async () => undefined,
+  settledMarkers?: SettledMarkers,
+): Promise<void> {
   const settling = settledMarkers
-    ? writeEntry(store, op.account_tag, marker).then(() => settledMarkers.add(op.account_tag, marker.op))
-    : settle(store, op.account_tag, marker);
+    ? writeEntry(store, accountTag, marker).then(() => settledMarkers.add(accountTag, marker.op))
+    : settle(store, accountTag, marker);
   await Promise.all([settling, alongside()]);
-  return updated;
 }
 
 /**

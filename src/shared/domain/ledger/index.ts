@@ -32,7 +32,7 @@
  * Entries, marker removals and charged marks of concurrent operations travel grouped in one command per
  * collection (src/shared/infra/group-commands.ts); each keeps its own atomicity, outcome and order above.
  */
-export { applyAt, applyGuarded, applyOnce, settle, wasApplied } from './apply';
+export { applyAt, applyGuarded, applyOnce, finishGuarded, isApplied, settle, wasApplied, writeGuarded } from './apply';
 export type { ApplyOutcome } from './apply';
 export { applyBatchDebits, debitStateOf, readBatchDebits, settleImportSlots } from './batch-debits';
 export type { BatchDebitStateOf } from './batch-debits';

@@ -1,5 +1,6 @@
 import type { UpdateFilter } from 'mongodb';
 import type { AccountDoc } from '../types';
+import { BoundedMap } from '../../infra/bounded-map';
 
 /**
  * Markers this process has settled (their ledger entry written) but not yet removed from their account
@@ -12,9 +13,11 @@ import type { AccountDoc } from '../types';
  * Bounded: the accounts least recently charged are forgotten first.
  */
 export class SettledMarkers {
-  private readonly byAccount = new Map<string, string[]>();
+  private readonly byAccount: BoundedMap<string, string[]>;
 
-  constructor(private readonly capacity = 100_000) {}
+  constructor(capacity = 100_000) {
+    this.byAccount = new BoundedMap(capacity);
+  }
 
   /** The marker `op` of `accountTag` has its ledger entry: it may be pulled by any later write. */
   add(accountTag: string, op: string): void {
@@ -23,7 +26,6 @@ export class SettledMarkers {
       ops.push(op);
       return;
     }
-    if (this.byAccount.size >= this.capacity) this.byAccount.delete(this.byAccount.keys().next().value!);
     this.byAccount.set(accountTag, [op]);
   }
 

@@ -1,0 +1,90 @@
+import { callId, type RunningTransaction } from '../../shared/domain/types';
+import { notFenced } from '../../shared/domain/calls/decisions';
+import { beforeDeadline, done, type EndJob } from '../../shared/domain/calls';
+import { finishGuarded, opIds, writeGuarded } from '../../shared/domain/ledger';
+import type { JobRef } from './decide';
+import { processingDeps, type TransactionDeps } from './deps';
+import type { OperationResult } from '../../shared/domain/calls';
+import type { ProcessingJob } from '../../shared/domain/queues/payloads';
+import { afterDebit, insertRecord, markCharged, replaceStaleRecord } from './record-store';
+import { recordOfEntry } from './records';
+
+/** An end's answer, and the processing jobs of the entries it ended (none unless decided 'done'). */
+export interface EndOutcome {
+  result: OperationResult;
+  toProcess: ProcessingJob[];
+  /** What an end that charged in its own write finishes once the agent has its answer (endAndCharge). */
+  afterAnswer?: () => Promise<void>;
+}
+
+/**
+ * A single-party call ended and charged by one write (issue 36, docs/ARCHITECTURE.md "End"): when this
+ * process began the call (BegunEntries keeps its entry), the end rates it from that entry and
+ *  1. inserts the call's record 'pending' (its `_id` the entry's, as processing's: the same intent
+ *     first, the same charge id, so everything that meets it reads it as processing's record);
+ *  2. in one write on the account, conditional on the entry being in progress and decided by its begin
+ *     and on this job not being fenced (abandoned by the agent), removes the entry and debits the fee
+ *     with its ledger marker. That write is the end's decision and its charge: nothing is ended without
+ *     being charged, and a job the agent gave up on cannot make it;
+ *  3. after the answer (`afterAnswer`): the ledger entry, and the record marked charged.
+ * The decision needs no document: the record names the end job, and the charge its marker or ledger
+ * entry (decidedBy in src/shared/domain/calls/decisions.ts reads both). Null when the write does not
+ * apply (the entry changed, the job is fenced or late): the pending record is taken back and the end
+ * is decided as any end, on what MongoDB holds (end.ts). A crash between 1 and 2 leaves a pending
+ * record of an entry still in progress: the call's next end replaces it (record-store.ts), a rollback
+ * or the recovery sweep drops it with the entry.
+ */
+export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobRef, begun: RunningTransaction): Promise<EndOutcome | null> {
+  if (!beforeDeadline(ref.deadline)) return null;
+  const { transactions } = deps.ctx.mongo.collections;
+  const ended: RunningTransaction = { ...begun, in_progress: false, timestamp_end: new Date(job.timestamp_end), end_job: ref.id };
+  const record = recordOfEntry(job.account_tag, ended);
+  const { existing } = await insertRecord(transactions, record);
+  // Another call's record under this tag, or this entry already charged: decided the long way.
+  if (existing && (existing._id !== record._id || existing.state !== 'pending')) return null;
+  if (existing && existing.end_job !== ref.id) await replaceStaleRecord(transactions, existing, record);
+  const applied = await writeGuarded(
+    deps.ctx.mongo.collections,
+    {
+      op: opIds.charge(record._id),
+      account_tag: job.account_tag,
+      amount: -record.fee,
+      kind: 'charge',
+      transaction_tag: job.transaction_tag,
+      ref: record._id,
+    },
+    {
+      ...notFenced(ref.id),
+      running_transactions: { $elemMatch: { id: begun.id, in_progress: true, begin_decided: true, reserved_until: null } },
+    },
+    { $pull: { running_transactions: { id: begun.id } } },
+  );
+  if (!applied) {
+    // Not this end's: its record goes (only while it is still pending and this end's).
+    await transactions.deleteOne({ _id: record._id, account_tag: job.account_tag, state: 'pending', end_job: ref.id });
+    return null;
+  }
+  deps.decisions?.remember(ref.id, { state: 'done', made: [{ account_tag: job.account_tag, entry_id: begun.id }], result: done() });
+  const processing = processingDeps(deps);
+  const store = processing.ctx.mongo.collections;
+  return {
+    result: done(),
+    toProcess: [],
+    afterAnswer: async () => {
+      await finishGuarded(
+        store,
+        job.account_tag,
+        applied.marker,
+        () => markCharged(store.transactions, job.account_tag, record._id),
+        deps.settledMarkers,
+      );
+      afterDebit(deps.ctx, applied.account, record.fee);
+    },
+  };
+}
+
+/** The entry this process began for the end's call, when it may end and charge it in one write. */
+export function begunEntryOf(deps: TransactionDeps, job: EndJob): RunningTransaction | undefined {
+  const entry = deps.begunEntries?.take(job.account_tag, callId(job.account_tag, job.transaction_tag));
+  return entry && entry.begin_decided && (entry.call_parties?.length ?? 1) === 1 ? entry : undefined;
+}
