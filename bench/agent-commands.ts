@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     await ctx.mongo.db.dropDatabase();
     const counts = await countCallCommands(ctx, services.mongoUrl, { parents, limited });
     const lines = [
-      `MongoDB commands per call: 1 caller${parents ? ` + ${parents} parent(s)` : ''}${limited ? ', caller with a concurrency limit' : ''} (processing: one job per party)`,
+      `MongoDB commands per call: 1 caller${parents ? ` + ${parents} parent(s)` : ''}${limited ? ', caller with a concurrency limit' : ''} (processing: what follows the end's answer in its job, and the entries it left to charge)`,
     ];
     let total = 0;
     for (const p of CALL_PHASES) {

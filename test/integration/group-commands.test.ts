@@ -1,5 +1,5 @@
 import { Collection, CommandStartedEvent, MongoClient } from 'mongodb';
-import { groupFindElement, groupFindOne, groupInsert, groupUpdate } from '../../src/shared/infra/group-commands';
+import { groupFindElement, groupFindOne, groupInsert, groupInsertUnlessExists, groupUpdate } from '../../src/shared/infra/group-commands';
 import { serverUrls, uniqueName } from '../support/harness';
 
 interface Doc {
@@ -87,6 +87,54 @@ describe('group commands', () => {
       // The filter still decides: n was not 99.
       ['c', 3, 'set'],
     ]);
+  });
+
+  it('inserts unless the _id exists, as update statements: inserted, exists (nothing changed) or duplicate, in one command with other updates', async () => {
+    await docs.insertMany([
+      { _id: 'old', tag: 'old', n: 0 },
+      { _id: 'u', tag: 'u', n: 1 },
+    ]);
+    sent.length = 0;
+    const [fresh, same, taken, updated] = await Promise.all([
+      groupInsertUnlessExists(docs, { _id: 'new', tag: 'new', n: 5 }, ['tag']),
+      groupInsertUnlessExists(docs, { _id: 'old', tag: 'old', n: 7 }, []),
+      groupInsertUnlessExists(docs, { _id: 'other', tag: 'old', n: 9 }, []),
+      groupUpdate(docs, { _id: 'u' }, { $inc: { n: 1 } }),
+    ]);
+    expect([fresh, same, taken, updated]).toEqual(['inserted', 'exists', 'duplicate', undefined]);
+    expect(count('update')).toBe(1);
+    expect(count('insert')).toBe(0);
+    const after = await docs.find({}).sort({ _id: 1 }).toArray();
+    expect(after.map((d) => [d._id, d.tag, d.n])).toEqual([
+      ['new', 'new', 5],
+      ['old', 'old', 0],
+      ['u', 'u', 2],
+    ]);
+  });
+
+  it('an update that may wait leaves with the next update that may not, or alone once its wait is over', async () => {
+    await docs.insertMany([
+      { _id: 'a', tag: 'a', n: 1 },
+      { _id: 'b', tag: 'b', n: 2 },
+    ]);
+    sent.length = 0;
+    let waited = false;
+    const lazy = groupUpdate(docs, { _id: 'a' }, { $inc: { n: 1 } }, 60_000).then(() => (waited = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(waited).toBe(false);
+    expect(count('update')).toBe(0);
+    await groupUpdate(docs, { _id: 'b' }, { $inc: { n: 1 } });
+    await lazy;
+    expect(count('update')).toBe(1);
+    expect((await docs.find({}).sort({ _id: 1 }).toArray()).map((d) => d.n)).toEqual([2, 3]);
+
+    sent.length = 0;
+    const alone = groupUpdate(docs, { _id: 'a' }, { $inc: { n: 1 } }, 100);
+    // A timer armed after the update's own, expiring first: the update is still waiting then.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(count('update')).toBe(0);
+    await alone;
+    expect(count('update')).toBe(1);
   });
 
   it('reads by a unique key: one $in query; a missing key is null; the same key twice gives two copies', async () => {

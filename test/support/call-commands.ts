@@ -125,8 +125,13 @@ export async function countCallCommands(
         if (processed.outcome !== 'charged') throw new Error(`processing of ${job.account_tag}: ${processed.outcome}`);
       }
       phase = 'setup';
-      const charged = await c.transactions.countDocuments({ transaction_tag: call.transaction_tag, state: 'charged' });
-      if (charged !== 1 + parentTags.length) throw new Error(`call ${n}: ${charged} charged records`);
+      // Charged: every party's record, with its charge in the ledger (the charged mark may still wait
+      // for the next call's record write to travel with).
+      const records = await c.transactions.find({ transaction_tag: call.transaction_tag }).toArray();
+      const charges = await c.ledger.countDocuments({ _id: { $in: records.map((r) => `charge:${r._id}`) } });
+      if (records.length !== 1 + parentTags.length || charges !== records.length) {
+        throw new Error(`call ${n}: ${records.length} records, ${charges} charges`);
+      }
     };
     await oneCall(1, false);
     await oneCall(2, true);

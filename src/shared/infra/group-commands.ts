@@ -38,6 +38,7 @@ type Outcome<R> = R | Error;
 class Batcher<T, R> {
   private queue: Array<{ item: T; resolve: (result: R) => void; reject: (err: unknown) => void }> = [];
   private draining = false;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly send: (items: T[]) => Promise<Array<Outcome<R>>>,
@@ -45,15 +46,25 @@ class Batcher<T, R> {
     private readonly windowMs: number,
   ) {}
 
-  submit(item: T): Promise<R> {
+  /**
+   * `waitMs`: how long the item may wait for company when the batcher is idle (the handle's window by
+   * default). An item that may wait leaves with the next one that may not, whichever comes first.
+   */
+  submit(item: T, waitMs = this.windowMs): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.draining) {
-        this.draining = true;
-        if (this.windowMs > 0) setTimeout(() => void this.drain(), this.windowMs);
-        else setImmediate(() => void this.drain());
-      }
+      if (this.draining) return;
+      if (waitMs > 0) this.timer ??= setTimeout(() => this.start(), waitMs);
+      else this.start();
     });
+  }
+
+  private start(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.draining) return;
+    this.draining = true;
+    setImmediate(() => void this.drain());
   }
 
   private async drain(): Promise<void> {
@@ -142,7 +153,10 @@ export function withGroupWindow<C extends object>(db: Db, collections: C, window
 }
 
 const inserters = new WeakMap<Collection<never>, Batcher<unknown, 'inserted'>>();
-const updaters = new WeakMap<Collection<never>, Batcher<{ filter: unknown; update: unknown }, 'sent'>>();
+/** An update statement of a grouped `update` command, and what became of it. */
+type UpdateItem = { filter: unknown; update: unknown; upsert?: boolean };
+type UpdateOutcome = 'sent' | 'upserted';
+const updaters = new WeakMap<Collection<never>, Batcher<UpdateItem, UpdateOutcome>>();
 
 /**
  * Inserts one document, grouped with concurrent inserts into the same collection. 'duplicate' when a
@@ -173,33 +187,77 @@ export async function groupInsert<T extends Document>(
   }
 }
 
+/** The batcher of a collection's grouped update statements (one `update` command per batch). */
+function updaterOf<T extends Document>(collection: Collection<T>): Batcher<UpdateItem, UpdateOutcome> {
+  const key = collection as unknown as Collection<never>;
+  return held(
+    updaters,
+    key,
+    () =>
+      new Batcher<UpdateItem, UpdateOutcome>(
+        async (ops) => {
+          const write = () =>
+            collection.bulkWrite(
+              ops.map((op) => ({
+                updateOne: { filter: op.filter as Filter<T>, update: op.update as UpdateFilter<T>, upsert: op.upsert === true },
+              })),
+              { ordered: false },
+            );
+          let upserted: Record<number, unknown> = {};
+          const outcomes = await unorderedBulk('sent' as UpdateOutcome, async (items: UpdateItem[]) => {
+            try {
+              upserted = (await write()).upsertedIds;
+            } catch (err) {
+              if (err instanceof MongoBulkWriteError) upserted = err.result?.upsertedIds ?? {};
+              throw err;
+            }
+            return items;
+          })(ops);
+          return outcomes.map((outcome, i) => (outcome === 'sent' && upserted[i] !== undefined ? 'upserted' : outcome));
+        },
+        MAX_BATCH,
+        windowOf(key),
+      ),
+  );
+}
+
 /**
  * Applies one update whose result nobody needs (it is idempotent and guarded by its filter: marking a
  * record charged, removing a settled marker), grouped with concurrent ones on the same collection.
- * Resolves once acknowledged; a refusal of this update throws.
+ * Resolves once acknowledged; a refusal of this update throws. `waitMs`: an update nobody waits on may
+ * wait that long for the collection's next grouped update, to travel in its command (a record's charged
+ * mark, end-charge.ts); it is sent alone when none comes.
  */
 export async function groupUpdate<T extends Document>(
   collection: Collection<T>,
   filter: Filter<T>,
   update: UpdateFilter<T>,
+  waitMs?: number,
 ): Promise<void> {
-  const key = collection as unknown as Collection<never>;
-  const batcher = held(
-    updaters,
-    key,
-    () =>
-      new Batcher(
-        unorderedBulk('sent' as const, (ops: Array<{ filter: unknown; update: unknown }>) =>
-          collection.bulkWrite(
-            ops.map((op) => ({ updateOne: { filter: op.filter as Filter<T>, update: op.update as UpdateFilter<T> } })),
-            { ordered: false },
-          ),
-        ),
-        MAX_BATCH,
-        windowOf(key),
-      ),
-  );
-  await batcher.submit({ filter, update });
+  await updaterOf(collection).submit({ filter, update }, waitMs);
+}
+
+/**
+ * Inserts a document unless one with its `_id` exists (an upsert whose filter is `_id` and the shard
+ * key, with the rest set on insert only), grouped with the collection's concurrent update statements
+ * into one `update` command: 'inserted', 'exists' (that `_id` is there: nothing changed), or
+ * 'duplicate' (another document holds one of its unique keys).
+ */
+export async function groupInsertUnlessExists<T extends Document>(
+  collection: Collection<T>,
+  doc: T & { _id: unknown },
+  keyFields: ReadonlyArray<keyof T & string>,
+): Promise<'inserted' | 'exists' | 'duplicate'> {
+  const filter: Record<string, unknown> = { _id: doc._id };
+  for (const field of keyFields) filter[field] = doc[field];
+  const rest = Object.fromEntries(Object.entries(doc).filter(([field]) => !(field in filter)));
+  try {
+    const outcome = await updaterOf(collection).submit({ filter, update: { $setOnInsert: rest }, upsert: true });
+    return outcome === 'upserted' ? 'inserted' : 'exists';
+  } catch (err) {
+    if (isDuplicateKeyError(err)) return 'duplicate';
+    throw err;
+  }
 }
 
 const finders = new WeakMap<Collection<never>, Map<string, Batcher<string, Document | null>>>();

@@ -6,8 +6,15 @@ import type { JobRef } from './decide';
 import { processingDeps, type TransactionDeps } from './deps';
 import type { OperationResult } from '../../shared/domain/calls';
 import type { ProcessingJob } from '../../shared/domain/queues/payloads';
-import { afterDebit, insertRecord, markCharged, replaceStaleRecord } from './record-store';
+import { afterDebit, markCharged, placeRecord, replaceStaleRecord } from './record-store';
 import { recordOfEntry } from './records';
+
+/**
+ * How long a record's charged mark waits for company (a later call's record write) before it is sent
+ * alone: a fifth of a second, so that calls a few milliseconds apart share the command while an idle
+ * process still marks within moments.
+ */
+const CHARGED_MARK_WAIT_MS = 200;
 
 /** An end's answer, and the processing jobs of the entries it ended (none unless decided 'done'). */
 export interface EndOutcome {
@@ -26,7 +33,8 @@ export interface EndOutcome {
  *     and on this job not being fenced (abandoned by the agent), removes the entry and debits the fee
  *     with its ledger marker. That write is the end's decision and its charge: nothing is ended without
  *     being charged, and a job the agent gave up on cannot make it;
- *  3. after the answer (`afterAnswer`): the ledger entry, and the record marked charged.
+ *  3. after the answer (`afterAnswer`): the ledger entry, and the record marked charged (the mark
+ *     travels with the next call's step 1, so a call costs one command less in the steady state).
  * The decision needs no document: the record names the end job, and the charge its marker or ledger
  * entry (decidedBy in src/shared/domain/calls/decisions.ts reads both). Null when the write does not
  * apply (the entry changed, the job is fenced or late): the pending record is taken back and the end
@@ -39,7 +47,7 @@ export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobR
   const { transactions } = deps.ctx.mongo.collections;
   const ended: RunningTransaction = { ...begun, in_progress: false, timestamp_end: new Date(job.timestamp_end), end_job: ref.id };
   const record = recordOfEntry(job.account_tag, ended);
-  const { existing } = await insertRecord(transactions, record);
+  const { existing } = await placeRecord(transactions, record);
   // Another call's record under this tag, or this entry already charged: decided the long way.
   if (existing && (existing._id !== record._id || existing.state !== 'pending')) return null;
   if (existing && existing.end_job !== ref.id) await replaceStaleRecord(transactions, existing, record);
@@ -71,14 +79,14 @@ export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobR
     result: done(),
     toProcess: [],
     afterAnswer: async () => {
-      await finishGuarded(
-        store,
-        job.account_tag,
-        applied.marker,
-        () => markCharged(store.transactions, job.account_tag, record._id),
-        deps.settledMarkers,
-      );
+      await finishGuarded(store, job.account_tag, applied.marker, undefined, deps.settledMarkers);
       afterDebit(deps.ctx, applied.account, record.fee);
+      // The charged mark rides with the process's next record write (a later call's step 1), or leaves
+      // alone after CHARGED_MARK_WAIT_MS. Nobody waits on it: every reader of a pending record settles it
+      // from the ledger, and one left behind (a crash) is marked by the recovery sweep (reconcile.ts).
+      void markCharged(store.transactions, job.account_tag, record._id, CHARGED_MARK_WAIT_MS).catch((err: unknown) =>
+        deps.ctx.logger.warn({ err, record: record._id }, 'charged mark not written; the recovery sweep will'),
+      );
     },
   };
 }

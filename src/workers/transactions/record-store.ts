@@ -4,7 +4,7 @@ import type { AppContext } from '../../shared/domain/context';
 import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import { recordRatedCall } from '../../shared/domain/metrics';
 import type { Collections } from '../../shared/domain/store';
-import { groupInsert, groupUpdate } from '../../shared/infra/group-commands';
+import { groupInsert, groupInsertUnlessExists, groupUpdate } from '../../shared/infra/group-commands';
 
 /** A record's unique key: the account, the tag and the calling account. */
 export function recordKey(record: Pick<TransactionDoc, 'account_tag' | 'transaction_tag' | 'origin_account_tag'>) {
@@ -24,6 +24,24 @@ export async function insertRecord(
   // Gone again already (rolled back in between): the caller decides afresh on its next attempt.
   if (!existing) throw new Error(`record ${record.account_tag}/${record.transaction_tag} changed while being written; retry`);
   return { inserted: false, existing };
+}
+
+/**
+ * insertRecord for an end that charges in its own write (end-charge.ts): the same outcome, written as an
+ * upsert so that it travels in one `update` command with the charged marks waiting to be sent (group
+ * commands). `existing`: the record that holds its `_id` or its unique key instead.
+ */
+export async function placeRecord(
+  transactions: Collections['transactions'],
+  record: TransactionDoc,
+): Promise<{ existing: TransactionDoc | null }> {
+  const outcome = await groupInsertUnlessExists(transactions, record, ['account_tag']);
+  if (outcome === 'inserted') return { existing: null };
+  const existing = await transactions.findOne(
+    outcome === 'exists' ? { _id: record._id, account_tag: record.account_tag } : recordKey(record),
+  );
+  if (!existing) throw new Error(`record ${record.account_tag}/${record.transaction_tag} changed while being written; retry`);
+  return { existing };
 }
 
 /**
@@ -48,8 +66,14 @@ export async function replaceStaleRecord(
  * Marks a pending record charged, once its charge is in the ledger (grouped with concurrent marks).
  * Filtered by its account too: the shard key (docs/SCALING.md).
  */
-export async function markCharged(transactions: Collections['transactions'], accountTag: string, recordId: string): Promise<void> {
-  await groupUpdate(transactions, { _id: recordId, account_tag: accountTag, state: 'pending' }, { $set: { state: 'charged' } });
+export async function markCharged(
+  transactions: Collections['transactions'],
+  accountTag: string,
+  recordId: string,
+  /** How long the mark may wait for the next grouped update to travel with (group-commands.ts). */
+  waitMs?: number,
+): Promise<void> {
+  await groupUpdate(transactions, { _id: recordId, account_tag: accountTag, state: 'pending' }, { $set: { state: 'charged' } }, waitMs);
 }
 
 /**

@@ -13,6 +13,7 @@ import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { recordOfEntry } from '../../../src/workers/transactions/records';
 import { rollback } from '../../../src/workers/transactions/rollback';
 import { callJobs } from '../../support/call-jobs';
+import { waitFor } from '../../support/agent-harness';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account, perSecondRating, seed } from '../../support/seed';
 
@@ -82,8 +83,9 @@ describe('an end that charges in its own write', () => {
     expect(await balance('a')).toBe(before - 11n);
     expect(await transactions().findOne({ _id: entry.id })).toMatchObject({ state: 'pending', fee: 11n, duration: 10 });
     await ended.afterAnswer!();
-    expect(await transactions().findOne({ _id: entry.id })).toMatchObject({ state: 'charged', fee: 11n });
     expect(await ledger().findOne({ _id: opIds.charge(entry.id) })).toMatchObject({ amount: -11n, kind: 'charge' });
+    // The charged mark waits a moment for another record write to travel with, then goes alone.
+    await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 11n }), 'the charged mark');
     expect(await ctx.queues.processing.getJob(processingJobId(entry.id))).toBeUndefined();
     // A second end of the call: it has ended.
     expect((await endCall(worker, jobs.end('c1', 'a', 20), ref())).result).toEqual({ ok: false, reason: 'ALREADY_ENDED' });
@@ -178,7 +180,7 @@ describe('an end that charges in its own write', () => {
         expect((await processEndedCall(worker, queued!.data as ProcessingJob)).outcome).toBe('charged');
       }
       expect(await balance('a')).toBe(before - 11n);
-      expect(await transactions().findOne({ _id: entry.id })).toMatchObject({ state: 'charged', fee: 11n, duration: 10 });
+      await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 11n, duration: 10 }), 'the charged record');
     }
     expect(await audit()).toEqual(clean);
   });
