@@ -1,5 +1,12 @@
 import { Collection, CommandStartedEvent, MongoClient } from 'mongodb';
-import { groupFindElement, groupFindOne, groupInsert, groupInsertUnlessExists, groupUpdate } from '../../src/shared/infra/group-commands';
+import {
+  flushWaitingWrites,
+  groupFindElement,
+  groupFindOne,
+  groupInsert,
+  groupInsertUnlessExists,
+  groupUpdate,
+} from '../../src/shared/infra/group-commands';
 import { serverUrls, uniqueName } from '../support/harness';
 
 interface Doc {
@@ -135,6 +142,16 @@ describe('group commands', () => {
     expect(count('update')).toBe(0);
     await alone;
     expect(count('update')).toBe(1);
+  });
+
+  it('a closing client first sends the updates still waiting for company', async () => {
+    await docs.insertOne({ _id: 'a', tag: 'a', n: 1 });
+    sent.length = 0;
+    const waiting = groupUpdate(docs, { _id: 'a' }, { $inc: { n: 1 } }, 60_000);
+    await flushWaitingWrites();
+    expect(count('update')).toBe(1);
+    await waiting;
+    expect((await docs.findOne({ _id: 'a' }))?.n).toBe(2);
   });
 
   it('reads by a unique key: one $in query; a missing key is null; the same key twice gives two copies', async () => {

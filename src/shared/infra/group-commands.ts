@@ -35,10 +35,24 @@ import { bulkRefusals, isDuplicateKeyError } from './mongo-errors';
 
 type Outcome<R> = R | Error;
 
+/** Batchers holding writes that wait for company (a timer armed): flushWaitingWrites sends them. */
+const waiting = new Set<{ flush(): Promise<void> }>();
+
+/**
+ * Sends now every grouped write that is waiting for company, and resolves once they are acknowledged
+ * (or failed: each caller hears its own outcome). For a process closing its MongoDB client: nothing
+ * left waiting is lost with it.
+ */
+export async function flushWaitingWrites(): Promise<void> {
+  await Promise.all([...waiting].map((batcher) => batcher.flush()));
+}
+
 class Batcher<T, R> {
   private queue: Array<{ item: T; resolve: (result: R) => void; reject: (err: unknown) => void }> = [];
   private draining = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Resolves when the current drain has sent everything queued. */
+  private drained: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly send: (items: T[]) => Promise<Array<Outcome<R>>>,
@@ -54,17 +68,26 @@ class Batcher<T, R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (this.draining) return;
-      if (waitMs > 0) this.timer ??= setTimeout(() => this.start(), waitMs);
-      else this.start();
+      if (waitMs > 0) {
+        this.timer ??= setTimeout(() => this.start(), waitMs);
+        waiting.add(this);
+      } else this.start();
     });
+  }
+
+  /** Sends what waits now; resolves once it is sent. */
+  flush(): Promise<void> {
+    if (this.timer) this.start();
+    return this.drained;
   }
 
   private start(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    waiting.delete(this);
     if (this.draining) return;
     this.draining = true;
-    setImmediate(() => void this.drain());
+    this.drained = new Promise((resolve) => setImmediate(() => void this.drain().then(resolve)));
   }
 
   private async drain(): Promise<void> {

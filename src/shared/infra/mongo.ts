@@ -1,5 +1,6 @@
 import { Db, MongoClient } from 'mongodb';
 import { installMongoWriteGuard } from './mongo-write-guard';
+import { flushWaitingWrites } from './group-commands';
 
 /** An open client and its database; the domain's typed collections over it: src/shared/domain/store.ts. */
 export interface MongoConnection {
@@ -57,7 +58,11 @@ export async function openMongo(url: string, dbName: string, options: MongoPoolO
     url,
     client,
     db,
-    close: () => client.close(),
+    // Grouped writes still waiting for company (a charged mark) leave first: group-commands.ts.
+    close: async () => {
+      await flushWaitingWrites();
+      await client.close();
+    },
   };
 }
 
