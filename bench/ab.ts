@@ -9,7 +9,8 @@
  * and the built MongoDB-wire server (neither changed in what the baseline runs), and built there with
  * its own `npm run build`. Then, `--runs` times, the baseline's `bench/agent.ts` and this checkout's run
  * one after the other (A B A B ...), each in its own processes; the output of each is kept under the
- * temporary directory. Printed: each run's last line and CPU per call at its best held step, then per
+ * temporary directory. Printed: each run's last line and CPU per call at its best held step (with the
+ * MongoDB commands and Redis round trips per call that step counted, where its bench prints them), then per
  * side the median of the held rates, and the CPU per call of both at the highest rate both held.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -53,6 +54,8 @@ interface SweepResult {
   cpuByRate: Map<number, number>;
   /** Offered rate -> held or not. */
   heldByRate: Map<number, boolean>;
+  /** Offered rate -> what the step counted per call: "<mongo> MongoDB commands, <redis> Redis round trips" (n/a parts left out). */
+  countsByRate: Map<number, string>;
 }
 
 function read(side: string, output: string): SweepResult {
@@ -61,6 +64,7 @@ function read(side: string, output: string): SweepResult {
   const held = Number(/^agent: (\d+(?:\.\d+)?) calls\/s/.exec(lastLine)?.[1] ?? 0);
   const cpuByRate = new Map<number, number>();
   const heldByRate = new Map<number, boolean>();
+  const countsByRate = new Map<number, string>();
   let rate: number | undefined;
   for (const line of lines) {
     const step = /^(?:step|open loop) (\d+(?:\.\d+)?): offered .* -> (NOT )?held$/.exec(line);
@@ -70,8 +74,15 @@ function read(side: string, output: string): SweepResult {
     }
     const cpu = /CPU ms per call: .* total (\d+(?:\.\d+)?)/.exec(line);
     if (cpu && rate !== undefined) cpuByRate.set(rate, Number(cpu[1]));
+    // The baseline's bench may print neither count: then nothing is shown for it.
+    const redis = /redis: (\d+(?:\.\d+)?) round trips/.exec(line);
+    const mongo = /mongo: (\d+(?:\.\d+)?) commands per call/.exec(line);
+    if ((redis || mongo) && rate !== undefined) {
+      const parts = [...(mongo ? [`${mongo[1]} MongoDB commands`] : []), ...(redis ? [`${redis[1]} Redis round trips`] : [])];
+      countsByRate.set(rate, parts.join(', '));
+    }
   }
-  return { side, lastLine, held, cpuByRate, heldByRate };
+  return { side, lastLine, held, cpuByRate, heldByRate, countsByRate };
 }
 
 function run(cmd: string, args: string[], cwd: string, logFile?: string): Promise<string> {
@@ -150,8 +161,9 @@ async function main(): Promise<void> {
         const r = read(side, out);
         results.push(r);
         const best = r.cpuByRate.get(r.held);
+        const counts = r.countsByRate.get(r.held);
         say(
-          `run ${i} ${side.padEnd(18)} ${r.lastLine}${best !== undefined ? `; CPU ${best.toFixed(2)} ms per call at ${r.held}` : ''} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+          `run ${i} ${side.padEnd(18)} ${r.lastLine}${best !== undefined ? `; CPU ${best.toFixed(2)} ms per call at ${r.held}` : ''}${counts ? `; ${counts} per call` : ''} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
         );
       }
     }
