@@ -43,6 +43,15 @@ export interface TransactionDeps {
 export function processingDeps(deps: TransactionDeps): TransactionDeps {
   const { mongo, config } = deps.ctx;
   if (config.processingWindowMs <= 0) return deps;
-  const collections = withGroupWindow(mongo.db, mongo.collections, config.processingWindowMs);
-  return { ...deps, ctx: { ...deps.ctx, mongo: { ...mongo, collections } } };
+  // One set of handles per process: commands share a window only on the same handles, and an end that
+  // charges in its own write asks for them on every call (end-charge.ts).
+  let windowed = windowedDeps.get(deps);
+  if (!windowed) {
+    const collections = withGroupWindow(mongo.db, mongo.collections, config.processingWindowMs);
+    windowed = { ...deps, ctx: { ...deps.ctx, mongo: { ...mongo, collections } } };
+    windowedDeps.set(deps, windowed);
+  }
+  return windowed;
 }
+
+const windowedDeps = new WeakMap<TransactionDeps, TransactionDeps>();

@@ -173,6 +173,14 @@ describe('processing calls that arrive one at a time, with a settle window', () 
     await expectChargedOnce(s.ctx, tags);
   });
 
+  it("the window's handles are made once per process: an end that charges in its own write asks for them on every call", () => {
+    const deps = { ctx: s.ctx, rating: s.rating };
+    const lane = processingDeps(deps);
+    expect(lane.ctx.mongo.collections.transactions).not.toBe(s.ctx.mongo.collections.transactions);
+    // New handles on each call would each have their own batchers: calls would never share a command.
+    expect(processingDeps(deps).ctx.mongo.collections.transactions).toBe(lane.ctx.mongo.collections.transactions);
+  });
+
   it('a worker given the window charges queued calls through it, each once', async () => {
     for (let i = 0; i < perAccount; i++) await enqueueProcessing(s.ctx, processingJob('queued', `queued-t${i}`, `queued-entry-${i}`));
     pool = await startWorkers(s.ctx, [QueueNames.processing]);
