@@ -219,22 +219,21 @@ function updaterOf<T extends Document>(collection: Collection<T>): Batcher<Updat
     () =>
       new Batcher<UpdateItem, UpdateOutcome>(
         async (ops) => {
-          const write = () =>
-            collection.bulkWrite(
-              ops.map((op) => ({
-                updateOne: { filter: op.filter as Filter<T>, update: op.update as UpdateFilter<T>, upsert: op.upsert === true },
-              })),
-              { ordered: false },
-            );
+          // Which statements inserted (by index), also when others were refused.
           let upserted: Record<number, unknown> = {};
           const outcomes = await unorderedBulk('sent' as UpdateOutcome, async (items: UpdateItem[]) => {
             try {
-              upserted = (await write()).upsertedIds;
+              const result = await collection.bulkWrite(
+                items.map((op) => ({
+                  updateOne: { filter: op.filter as Filter<T>, update: op.update as UpdateFilter<T>, upsert: op.upsert === true },
+                })),
+                { ordered: false },
+              );
+              upserted = result.upsertedIds;
             } catch (err) {
               if (err instanceof MongoBulkWriteError) upserted = err.result?.upsertedIds ?? {};
               throw err;
             }
-            return items;
           })(ops);
           return outcomes.map((outcome, i) => (outcome === 'sent' && upserted[i] !== undefined ? 'upserted' : outcome));
         },

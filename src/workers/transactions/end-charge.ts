@@ -1,12 +1,11 @@
 import { callId, type RunningTransaction } from '../../shared/domain/types';
 import { notFenced } from '../../shared/domain/calls/decisions';
-import { beforeDeadline, done, type EndJob } from '../../shared/domain/calls';
-import { finishGuarded, opIds, writeGuarded } from '../../shared/domain/ledger';
+import { beforeDeadline, done, type EndJob, type OperationResult } from '../../shared/domain/calls';
+import { chargeOp, finishGuarded, writeGuarded } from '../../shared/domain/ledger';
 import type { JobRef } from './decide';
 import { processingDeps, type TransactionDeps } from './deps';
-import type { OperationResult } from '../../shared/domain/calls';
 import type { ProcessingJob } from '../../shared/domain/queues/payloads';
-import { afterDebit, markCharged, placeRecord, replaceStaleRecord } from './record-store';
+import { afterDebit, markCharged, placeRecord, replaceIfStale } from './record-store';
 import { recordOfEntry } from './records';
 
 /**
@@ -50,17 +49,10 @@ export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobR
   const { existing } = await placeRecord(transactions, record);
   // Another call's record under this tag, or this entry already charged: decided the long way.
   if (existing && (existing._id !== record._id || existing.state !== 'pending')) return null;
-  if (existing && existing.end_job !== ref.id) await replaceStaleRecord(transactions, existing, record);
+  if (existing) await replaceIfStale(transactions, existing, record);
   const applied = await writeGuarded(
     deps.ctx.mongo.collections,
-    {
-      op: opIds.charge(record._id),
-      account_tag: job.account_tag,
-      amount: -record.fee,
-      kind: 'charge',
-      transaction_tag: job.transaction_tag,
-      ref: record._id,
-    },
+    chargeOp(record),
     {
       ...notFenced(ref.id),
       running_transactions: { $elemMatch: { id: begun.id, in_progress: true, begin_decided: true, reserved_until: null } },

@@ -2,10 +2,10 @@ import type { Filter } from 'mongodb';
 import type { AccountDoc, RunningTransaction } from '../../shared/domain/types';
 import { carriedEntry } from './ended-entry';
 import { groupFindElement } from '../../shared/infra/group-commands';
-import { applyGuarded, opIds } from '../../shared/domain/ledger';
+import { applyGuarded, chargeOp } from '../../shared/domain/ledger';
 import type { ProcessingJob } from '../../shared/domain/queues/payloads';
 import type { TransactionDeps } from './deps';
-import { afterDebit, insertRecord, markCharged, replaceStaleRecord } from './record-store';
+import { afterDebit, insertRecord, markCharged, replaceIfStale } from './record-store';
 import { recordOfEntry } from './records';
 import { removeEntry } from './entries';
 import { finishPendingRollbacks } from './rollback';
@@ -93,24 +93,13 @@ async function chargeEntry(
     return { outcome: 'duplicate', fee: 0n };
   }
   if (existing && existing.state !== 'pending') return { outcome: 'already-done', fee: 0n };
-  // A pending record of another end of this entry (one that charged in its own write and missed:
-  // end-charge.ts) was never charged, the entry being here: this end's record replaces it.
-  if (existing && existing.end_job !== record.end_job) {
-    await replaceStaleRecord(transactions, existing, record);
-    existing = null;
-  }
-  const fee = existing ? existing.fee : record.fee;
+  // The record charged: an earlier attempt's (its fee), unless it is a stale one of another end.
+  const charging = (existing && (await replaceIfStale(transactions, existing, record))) ?? record;
+  const fee = charging.fee;
 
   const applied = await applyGuarded(
     deps.ctx.mongo.collections,
-    {
-      op: opIds.charge(record._id),
-      account_tag: accountTag,
-      amount: -fee,
-      kind: 'charge',
-      transaction_tag: entry.transaction_tag,
-      ref: record._id,
-    },
+    chargeOp(charging),
     guard,
     { $pull: { running_transactions: { id: entry.id } } },
     () => markCharged(transactions, accountTag, record._id),

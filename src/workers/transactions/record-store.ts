@@ -1,3 +1,4 @@
+import type { Filter } from 'mongodb';
 import { checkBalanceAlerts, checkSpendAlerts } from '../../shared/domain/alerts';
 import { hasWindowLimits } from '../../shared/domain/rating';
 import type { AppContext } from '../../shared/domain/context';
@@ -20,10 +21,19 @@ export async function insertRecord(
   record: TransactionDoc,
 ): Promise<{ inserted: boolean; existing: TransactionDoc | null }> {
   if ((await groupInsert(transactions, record)) === 'inserted') return { inserted: true, existing: null };
-  const existing = await transactions.findOne(recordKey(record));
+  return { inserted: false, existing: await recordInTheWay(transactions, record, recordKey(record)) };
+}
+
+/** The record that kept `record` from being written (found by `filter`). */
+async function recordInTheWay(
+  transactions: Collections['transactions'],
+  record: TransactionDoc,
+  filter: Filter<TransactionDoc>,
+): Promise<TransactionDoc> {
+  const existing = await transactions.findOne(filter);
   // Gone again already (rolled back in between): the caller decides afresh on its next attempt.
   if (!existing) throw new Error(`record ${record.account_tag}/${record.transaction_tag} changed while being written; retry`);
-  return { inserted: false, existing };
+  return existing;
 }
 
 /**
@@ -37,29 +47,29 @@ export async function placeRecord(
 ): Promise<{ existing: TransactionDoc | null }> {
   const outcome = await groupInsertUnlessExists(transactions, record, ['account_tag']);
   if (outcome === 'inserted') return { existing: null };
-  const existing = await transactions.findOne(
-    outcome === 'exists' ? { _id: record._id, account_tag: record.account_tag } : recordKey(record),
-  );
-  if (!existing) throw new Error(`record ${record.account_tag}/${record.transaction_tag} changed while being written; retry`);
-  return { existing };
+  const filter = outcome === 'exists' ? { _id: record._id, account_tag: record.account_tag } : recordKey(record);
+  return { existing: await recordInTheWay(transactions, record, filter) };
 }
 
 /**
- * Replaces the pending record `stale` (of an end whose charging write missed: end-charge.ts) by `record`,
- * the same entry's record for another end. Only while it is pending and still that end's: never charged
- * then, since a charge pulls the entry its record names, and the caller holds that entry ended or in
- * progress. Throws when it changed in between (a retry decides again).
+ * `existing`, the pending record of the entry `record` is for, when it is this end's; otherwise (a pending
+ * record of another end, whose charging write missed: end-charge.ts) it is replaced by `record` and null
+ * is returned. Replaced only while it is pending and still that end's: never charged then, since a charge
+ * pulls the entry its record names, and the caller holds that entry ended or in progress. Throws when it
+ * changed in between (a retry decides again).
  */
-export async function replaceStaleRecord(
+export async function replaceIfStale(
   transactions: Collections['transactions'],
-  stale: TransactionDoc,
+  existing: TransactionDoc,
   record: TransactionDoc,
-): Promise<void> {
+): Promise<TransactionDoc | null> {
+  if (existing.end_job === record.end_job) return existing;
   const replaced = await transactions.replaceOne(
-    { _id: stale._id, account_tag: stale.account_tag, state: 'pending', end_job: stale.end_job ?? null },
+    { _id: existing._id, account_tag: existing.account_tag, state: 'pending', end_job: existing.end_job ?? null },
     record,
   );
-  if (replaced.matchedCount !== 1) throw new Error(`record ${stale._id} changed while being replaced; retry`);
+  if (replaced.matchedCount !== 1) throw new Error(`record ${existing._id} changed while being replaced; retry`);
+  return null;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { callId, isReservation, type TransactionDoc } from '../../shared/domain/types';
-import { applyOnce, opIds } from '../../shared/domain/ledger';
+import { applyOnce, chargeOp } from '../../shared/domain/ledger';
 import { done, type OperationResult, type Reason, Reasons, type RecordJob } from '../../shared/domain/calls';
 import { beginFate, takeBackBegin } from './begin';
 import { conclude, decidedDone, JobRef } from './decide';
@@ -135,18 +135,7 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
 
   let callerFee = 0n;
   for (const { doc, fresh, freshAt } of written) {
-    const result = await applyOnce(
-      deps.ctx.mongo.collections,
-      {
-        op: opIds.charge(doc._id),
-        account_tag: doc.account_tag,
-        amount: -doc.fee,
-        kind: 'charge',
-        transaction_tag: doc.transaction_tag,
-        ref: doc._id,
-      },
-      fresh ? freshAt : undefined,
-    );
+    const result = await applyOnce(deps.ctx.mongo.collections, chargeOp(doc), fresh ? freshAt : undefined);
     if (result.outcome === 'applied') afterDebit(deps.ctx, result.account, doc.fee);
     if (doc.account_tag === job.account_tag) callerFee = doc.fee;
   }
@@ -213,14 +202,7 @@ export const recordRecovery: RecordRecovery = {
       await refundRecord(deps, record);
       return 'undone';
     }
-    await applyOnce(deps.ctx.mongo.collections, {
-      op: opIds.charge(record._id),
-      account_tag: record.account_tag,
-      amount: -record.fee,
-      kind: 'charge',
-      transaction_tag: record.transaction_tag,
-      ref: record._id,
-    });
+    await applyOnce(deps.ctx.mongo.collections, chargeOp(record));
     await markCharged(deps.ctx.mongo.collections.transactions, record.account_tag, record._id);
     return 'finished';
   },

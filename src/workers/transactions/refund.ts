@@ -1,5 +1,5 @@
 import type { TransactionDoc } from '../../shared/domain/types';
-import { applyOnce, batchDebitState, BatchDebitState, finishRerating, opIds, wasApplied } from '../../shared/domain/ledger';
+import { applyOnce, batchDebitState, BatchDebitState, chargeOp, finishRerating, opIds, wasApplied } from '../../shared/domain/ledger';
 import { recordCredit } from '../../shared/domain/metrics';
 import { fateOf } from './decide';
 import { reconcile } from './reconcile';
@@ -85,14 +85,7 @@ export async function charged(
     case 'pending': {
       const charge = opIds.charge(record._id);
       if (record.charged_by !== 'record') return wasApplied(store, record.account_tag, charge);
-      await applyOnce(store, {
-        op: charge,
-        account_tag: record.account_tag,
-        amount: -record.fee,
-        kind: 'charge',
-        transaction_tag: record.transaction_tag,
-        ref: record._id,
-      });
+      await applyOnce(store, chargeOp(record));
       return true;
     }
   }

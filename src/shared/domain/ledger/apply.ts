@@ -5,8 +5,6 @@ import type { LedgerStore } from './store';
 import { entryOf, markerOf, type LedgerMarker, type LedgerOp } from './model';
 import type { SettledMarkers } from './settled-markers';
 
-export { isApplied } from './applied';
-
 /** Conflicting balance changes in a row before applyOnce gives up (the job fails and is retried). */
 const MAX_ATTEMPTS = 200;
 

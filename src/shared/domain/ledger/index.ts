@@ -32,7 +32,8 @@
  * Entries, marker removals and charged marks of concurrent operations travel grouped in one command per
  * collection (src/shared/infra/group-commands.ts); each keeps its own atomicity, outcome and order above.
  */
-export { applyAt, applyGuarded, applyOnce, finishGuarded, isApplied, settle, wasApplied, writeGuarded } from './apply';
+export { applyAt, applyGuarded, applyOnce, finishGuarded, settle, wasApplied, writeGuarded } from './apply';
+export { isApplied } from './applied';
 export type { ApplyOutcome } from './apply';
 export { applyBatchDebits, debitStateOf, readBatchDebits, settleImportSlots } from './batch-debits';
 export type { BatchDebitStateOf } from './batch-debits';
@@ -40,7 +41,7 @@ export * from './batches';
 export { newSettlementId, settleImportBatches, settleLeftBehind, settlementDone } from './settlements';
 export type { SettlementResult } from './settlements';
 export { closeAccount } from './close';
-export { markerOf, opIds } from './model';
+export { chargeOp, markerOf, opIds } from './model';
 export type { LedgerEntryDoc, LedgerKind, LedgerMarker, LedgerOp } from './model';
 export type { LedgerStore } from './store';
 export { spendRoom, spentInWindows } from './spend';

@@ -74,6 +74,18 @@ export const opIds = {
   close: (accountId: string) => `close:${accountId}`,
 };
 
+/** The charge of a call record's fee to its account, whoever applies it (processing, an end, recordTransaction). */
+export function chargeOp(record: { _id: string; account_tag: string; fee: bigint; transaction_tag: string }): LedgerOp {
+  return {
+    op: opIds.charge(record._id),
+    account_tag: record.account_tag,
+    amount: -record.fee,
+    kind: 'charge',
+    transaction_tag: record.transaction_tag,
+    ref: record._id,
+  };
+}
+
 /** The marker an operation leaves on its account while its ledger entry is being written. */
 export function markerOf(op: LedgerOp, at: Date = new Date()): LedgerMarker {
   return {
