@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { callId } from '../../../src/shared/domain/types';
 import { auditLedger } from '../../../src/shared/domain/ledger/audit';
+import { chargeOp, finishGuarded, writeGuarded } from '../../../src/shared/domain/ledger';
 import type { Collections } from '../../../src/shared/domain/store';
 import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
@@ -87,6 +88,25 @@ describe('the ledger audit under live traffic', () => {
     const report = await auditLedger(api.ctx.mongo.collections);
     expect(report.differences).toEqual([{ account_tag: 'plain', balance_difference: 7n, records_difference: 0n }]);
     await api.ctx.mongo.collections.accounts.updateOne({ account_tag: 'plain' }, { $inc: { balance: -7n } as never });
+  });
+
+  it('counts a charge applied but not yet in the ledger (its marker on the account) when its record is already marked charged', async () => {
+    // processing marks the record charged beside writing the entry, and a worker killed between the two
+    // leaves this until the recovery sweep settles the marker: the charge is applied once, by the marker.
+    const { collections } = api.ctx.mongo;
+    const recorded = (await collections.transactions.findOne({ account_tag: 'busy', state: 'charged' }))!;
+    const doc = { ...recorded, _id: randomUUID(), transaction_tag: 'marked-first', fee: 14n, state: 'charged' as const };
+    const applied = await writeGuarded(collections, chargeOp(doc), {}, {});
+    expect(applied).not.toBeNull();
+    await collections.transactions.insertOne(doc);
+
+    const report = await auditLedger(collections, { recheckPauseMs: 50 });
+    expect(report.differences).toEqual([]);
+    expect(report.calls).toEqual([]);
+    expect(report.pending_markers).toBe(1);
+
+    await finishGuarded(collections, 'busy', applied!.marker);
+    expect((await auditLedger(collections, { recheckPauseMs: 50 })).differences).toEqual([]);
   });
 
   it('leaves no difference after an account with a ledger history is deleted and its tag used again', async () => {

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { isReservation, type AccountDoc, type TransactionDoc } from '../types';
 import { ROLLBACK_OUTCOMES, type Collections } from '../store';
-import { opIds, type LedgerEntryDoc } from './model';
+import { opIds, type LedgerEntryDoc, type LedgerMarker } from './model';
 
 export interface AccountDifference {
   account_tag: string;
@@ -53,8 +53,30 @@ class LedgerFold {
   /** (batch, account) pairs a settlement's debit charges (settlements.ts). */
   readonly settled = new Set<string>();
   entries = 0;
+  /** Operations taken in from an account's markers whose entries the ledger read has not met (yet). */
+  private readonly fromMarkers = new Set<string>();
+
+  /**
+   * An account's markers, taken in as the entries they stand for: a marker is a change applied to the
+   * balance whose entry is written after it (apply.ts), and its record may be marked charged before the
+   * entry is written (processing does both at once; a worker killed between them leaves it so until the
+   * marker is settled). Read before the ledger, so an entry written in between is counted once.
+   */
+  addMarkers(accountTag: string, markers: readonly LedgerMarker[] | undefined): void {
+    for (const marker of markers ?? []) {
+      if (this.ids.has(marker.op)) continue;
+      this.add({ _id: marker.op, account_tag: accountTag, amount: marker.amount, kind: marker.kind, batches: marker.batches });
+      this.entries -= 1;
+      this.fromMarkers.add(marker.op);
+    }
+  }
 
   add(entry: Pick<LedgerEntryDoc, '_id' | 'account_tag' | 'amount' | 'kind' | 'batches'>): void {
+    // An entry whose marker was taken in before (addMarkers) is counted once.
+    if (this.fromMarkers.delete(entry._id)) {
+      this.entries += 1;
+      return;
+    }
     this.entries += 1;
     this.ids.add(entry._id);
     for (const batch of entry.batches ?? []) this.settled.add(`${batch}\0${entry.account_tag}`);
@@ -71,6 +93,11 @@ class LedgerFold {
     const intent = record.rerate;
     if (!intent) return record.fee;
     return this.ids.has(opIds.rerate(intent.run, record._id)) ? intent.fee_after : intent.fee_before;
+  }
+
+  /** Whether an operation's entry is in the ledger as read (a marker taken in stands for one not written yet). */
+  written(op: string): boolean {
+    return this.ids.has(op) && !this.fromMarkers.has(op);
   }
 
   /** Whether a record's fee is taken, by the ledger as read; 'pending' and 'rolling_back' ones are in flight. */
@@ -106,13 +133,12 @@ function balanceDifference(
   fold: LedgerFold,
 ): { difference: bigint; pending: number } {
   // The import slot keeps its marker after settling: only a marker whose entry is missing is pending.
-  const unsettled = [...(account.ledger_pending ?? []), ...(account.import_marker ? [account.import_marker] : [])].filter(
-    (m) => !fold.ids.has(m.op),
-  );
-  const pending = unsettled.reduce((sum, m) => sum + m.amount, 0n);
+  const markers = [...(account.ledger_pending ?? []), ...(account.import_marker ? [account.import_marker] : [])];
+  // Markers the fold took in (addMarkers) are in its sum already.
+  const notInFold = markers.filter((m) => !fold.ids.has(m.op)).reduce((sum, m) => sum + m.amount, 0n);
   return {
-    difference: account.balance - ((account.opening_balance ?? 0n) + (fold.sum.get(account.account_tag) ?? 0n) + pending),
-    pending: unsettled.length,
+    difference: account.balance - ((account.opening_balance ?? 0n) + (fold.sum.get(account.account_tag) ?? 0n) + notInFold),
+    pending: markers.filter((m) => !fold.written(m.op)).length,
   };
 }
 
@@ -120,7 +146,8 @@ function balanceDifference(
  * The ledger's promise, checked from MongoDB alone (a full read of accounts, ledger and records: an
  * operator's tool, never on the hot path). For every account:
  * - balance = opening_balance + sum(ledger entries) + sum(markers whose entry is not written yet);
- * - the fees of its charged records = the ledger's charges minus its refunds. A record counts as charged
+ * - the fees of its charged records = the ledger's charges minus its refunds, an account's markers
+ *   counting as the entries they stand for (LedgerFold.addMarkers). A record counts as charged
  *   when its state says so ('charged'), when it is 'imported' and its batch's debit of the account is in
  *   the ledger (under the batch's id, or a settlement's entry listing the batch), when it is 'pending'
  *   and its charge is in the ledger, or when it is 'rolling_back' and its refund is not in the ledger yet.
@@ -131,6 +158,11 @@ function balanceDifference(
  */
 export async function auditLedger(collections: AuditCollections, options: { recheckPauseMs?: number } = {}): Promise<AuditReport> {
   const fold = new LedgerFold();
+  for await (const account of collections.accounts.find(
+    { 'ledger_pending.0': { $exists: true } },
+    { projection: { _id: 0, account_tag: 1, ledger_pending: 1 } },
+  ))
+    fold.addMarkers(account.account_tag, account.ledger_pending);
   for await (const entry of collections.ledger.find({}, { projection: LEDGER_FIELDS })) fold.add(entry);
 
   const recordFees = new Map<string, bigint>();
@@ -182,8 +214,9 @@ const STABLE_ATTEMPTS = 20;
 /**
  * One account's difference from a read of it alone that held still: the account, its ledger and its
  * records, then the account and its ledger's size again; a change in between (`ledger_rev`, the balance,
- * an entry written) and it is read again. Records change without the ledger only in ways that leave
- * the fold as it was (a charged mark after its entry, a pending record inserted or dropped uncharged),
+ * an entry written) and it is read again. The account's markers read first stand for entries not
+ * written yet. Records change without the ledger only in ways that leave the fold as it was (a charged
+ * mark after its marker or entry, a pending record inserted or dropped uncharged),
  * so a read with the account and its ledger unchanged around it is consistent. An account still moving
  * after every attempt is reported from its last read.
  */
@@ -195,6 +228,7 @@ export async function stableDifference(
   for (let attempt = 0; attempt < STABLE_ATTEMPTS; attempt++) {
     const before = await collections.accounts.findOne({ account_tag: tag }, { projection: ACCOUNT_FIELDS });
     const fold = new LedgerFold();
+    fold.addMarkers(tag, before?.ledger_pending);
     for await (const entry of collections.ledger.find({ account_tag: tag }, { projection: LEDGER_FIELDS })) fold.add(entry);
     let fees = 0n;
     for await (const record of collections.transactions.find(
@@ -248,6 +282,16 @@ async function callFindings(collections: AuditCollections): Promise<CallFinding[
   const flush = async () => {
     const ids = chunk.flatMap((r) => [opIds.charge(r._id), opIds.refund(r._id)]);
     const present = new Set((await collections.ledger.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray()).map((e) => e._id));
+    // A charge applied whose entry is not written yet is a marker on its account (addMarkers).
+    const unwritten = chunk.filter((r) => !present.has(opIds.charge(r._id)));
+    if (unwritten.length > 0) {
+      const charges = unwritten.map((r) => opIds.charge(r._id));
+      for await (const account of collections.accounts.find(
+        { account_tag: { $in: [...new Set(unwritten.map((r) => r.account_tag))] }, 'ledger_pending.op': { $in: charges } },
+        { projection: { _id: 0, ledger_pending: 1 } },
+      ))
+        for (const marker of account.ledger_pending ?? []) present.add(marker.op);
+    }
     for (const r of chunk) {
       const base = { account_tag: r.account_tag, transaction_tag: r.transaction_tag, record_id: r._id };
       if (!present.has(opIds.charge(r._id))) findings.push({ problem: 'charged record without its charge', ...base });
