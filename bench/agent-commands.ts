@@ -7,7 +7,7 @@
  * as redis-server counts them (test/support/redis-round-trips.ts, asserted by
  * test/integration/agent/call-redis-commands.test.ts). Counts, not timings.
  *
- *   npm run bench:agent-commands -- [--parents 0|1] [--limit]
+ *   npm run bench:agent-commands -- [--parents 0|1] [--limit] [--end-elsewhere]
  */
 import { loadConfig } from '../src/shared/infra/config';
 import { createContext } from '../src/shared/domain/context';
@@ -32,6 +32,8 @@ const arg = (name: string, fallback: number) => {
 async function main(): Promise<void> {
   const parents = arg('parents', 0);
   const limited = flag('limit');
+  // The end in another worker process than the begin (a deployment with several): it remembers nothing of the call.
+  const endElsewhere = flag('end-elsewhere');
   const services = await startLocalServices(
     { mongoUrl: process.env.MONGO_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: '' },
     { ephemeral: true },
@@ -47,9 +49,9 @@ async function main(): Promise<void> {
   const ctx = await createContext(config, services, createLogger(config, 'bench'));
   try {
     await ctx.mongo.db.dropDatabase();
-    const counts = await countCallCommands(ctx, services.mongoUrl, { parents, limited });
+    const counts = await countCallCommands(ctx, services.mongoUrl, { parents, limited, endElsewhere });
     const lines = [
-      `MongoDB commands per call: 1 caller${parents ? ` + ${parents} parent(s)` : ''}${limited ? ', caller with a concurrency limit' : ''} (processing: what follows the end's answer in its job, and the entries it left to charge)`,
+      `MongoDB commands per call: 1 caller${parents ? ` + ${parents} parent(s)` : ''}${limited ? ', caller with a concurrency limit' : ''}${endElsewhere ? ', ended in another worker process' : ''} (processing: what follows the end's answer in its job, and the entries it left to charge)`,
     ];
     let total = 0;
     for (const p of CALL_PHASES) {

@@ -31,7 +31,8 @@ export const commandTotal = (byCommand: Map<string, number>) => [...byCommand.va
 export async function countCallCommands(
   ctx: AppContext,
   mongoUrl: string,
-  options: { parents: number; limited: boolean },
+  /** `endElsewhere`: the end (and what follows it) runs in another worker process, which began nothing. */
+  options: { parents: number; limited: boolean; endElsewhere?: boolean },
 ): Promise<CallCommands> {
   const counted = await connectMongo(mongoUrl, ctx.config.mongoDb, { monitorCommands: true });
   let phase: CallPhase | 'setup' = 'setup';
@@ -65,6 +66,15 @@ export async function countCallCommands(
       begunEntries: new BegunEntries(),
       processInline: true,
     };
+    // Another worker process of the same deployment: its memories are its own.
+    const elsewhere = {
+      ...deps,
+      decisions: new DecisionMemory(),
+      settledMarkers: new SettledMarkers(),
+      authorizationReads: new AuthorizationReads(),
+      begunEntries: new BegunEntries(),
+    };
+    const ender = options.endElsewhere ? elsewhere : deps;
     const deadline = () => Date.now() + 5000;
     /**
      * One call, its phases counted when `counted`. Two calls run on the account and the second is
@@ -106,7 +116,7 @@ export async function countCallCommands(
       );
       enter('end');
       const ended = await endCall(
-        deps,
+        ender,
         { op: 'end', ...call, timestamp_end: new Date(Date.now() + 30_000).toISOString(), deadline: deadline() },
         { id: `job-end-${n}`, deadline: deadline(), rerun: false },
       );
@@ -121,7 +131,7 @@ export async function countCallCommands(
       enter('processing');
       await ended.afterAnswer?.();
       for (const job of ended.toProcess) {
-        const processed = await processEndedCall(deps, job);
+        const processed = await processEndedCall(ender, job);
         if (processed.outcome !== 'charged') throw new Error(`processing of ${job.account_tag}: ${processed.outcome}`);
       }
       phase = 'setup';

@@ -48,4 +48,22 @@ describe('MongoDB commands per single-party prepaid call', () => {
     const total = Object.values(counts).reduce((sum, byCommand) => sum + commandTotal(byCommand), 0);
     expect(total).toBeLessThanOrEqual(6);
   });
+
+  describe('ended in another worker process than the one that began it (a deployment with several)', () => {
+    let elsewhere: CallCommands;
+    beforeAll(async () => {
+      await ctx.mongo.db.dropDatabase();
+      elsewhere = await countCallCommands(ctx, serverUrls().mongoUrl, { parents: 0, limited: false, endElsewhere: true });
+    });
+
+    // That process knows nothing of the call: its end decides by one write and the charge follows in the
+    // same job, as processing (docs/BENCHMARKS.md, "MongoDB commands per call").
+    it('the end decides by one write; its processing charges with four commands at most; 8 in all', () => {
+      expect(commandTotal(elsewhere.end)).toBeLessThanOrEqual(1);
+      expect(commandTotal(elsewhere.processing)).toBeLessThanOrEqual(4);
+      const total = Object.values(elsewhere).reduce((sum, byCommand) => sum + commandTotal(byCommand), 0);
+      expect(total).toBeLessThanOrEqual(8);
+      expect(elsewhere.end.get('find agent_outcomes') ?? 0).toBe(0);
+    });
+  });
 });
