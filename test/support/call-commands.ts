@@ -5,7 +5,7 @@ import { announceRatingDataChange, RatingDataCache } from '../../src/shared/doma
 import { authorize } from '../../src/workers/transactions/authorization';
 import { begin } from '../../src/workers/transactions/begin';
 import { endCall } from '../../src/workers/transactions/end';
-import { processEndedCall } from '../../src/workers/transactions/processing';
+import { chargeEnded } from '../../src/workers/transactions/processor';
 import { DecisionMemory } from '../../src/workers/transactions/decision-memory';
 import { SettledMarkers } from '../../src/shared/domain/ledger';
 import { AuthorizationReads } from '../../src/workers/transactions/authorization-reads';
@@ -130,10 +130,8 @@ export async function countCallCommands(
       // finished, then each entry it ended charged in the same job.
       enter('processing');
       await ended.afterAnswer?.();
-      for (const job of ended.toProcess) {
-        const processed = await processEndedCall(ender, job);
-        if (processed.outcome !== 'charged') throw new Error(`processing of ${job.account_tag}: ${processed.outcome}`);
-      }
+      const uncharged = await chargeEnded(ender, ended.toProcess);
+      if (uncharged.length > 0) throw new Error(`processing left ${uncharged.map((j) => j.account_tag).join(', ')} uncharged`);
       phase = 'setup';
       // Charged: every party's record, with its charge in the ledger (the charged mark may still wait
       // for the next call's record write to travel with).

@@ -63,22 +63,33 @@ export function transactionProcessor(deps: TransactionDeps) {
  * the processing queue queues them all, as before.
  */
 function settleEnded(deps: TransactionDeps) {
-  const processing = processingDeps(deps);
   return async (jobs: ProcessingJob[]) => {
     if (!deps.processInline) return queueProcessing(deps, jobs);
-    const left: ProcessingJob[] = [];
-    for (const job of jobs) {
-      const outcome = await processEndedCall(processing, job).then(
+    const left = await chargeEnded(deps, jobs);
+    if (left.length > 0) await queueProcessing(deps, left);
+  };
+}
+
+/**
+ * Charges ended entries in this process (settleEnded); returns those it could not charge, for the queue.
+ * The parties side by side, as the processing queue would run their jobs: each charge is on its own
+ * account and record, and their record inserts, ledger entries and charged marks then travel in one
+ * command each (group-commands.ts).
+ */
+export async function chargeEnded(deps: TransactionDeps, jobs: ProcessingJob[]): Promise<ProcessingJob[]> {
+  const processing = processingDeps(deps);
+  const outcomes = await Promise.all(
+    jobs.map((job) =>
+      processEndedCall(processing, job).then(
         (r) => r.outcome,
         (err: unknown) => {
           deps.ctx.logger.warn({ err, entry_id: job.entry_id }, 'ended call not charged in its end job: queued for processing');
           return 'failed' as const;
         },
-      );
-      if (outcome === 'failed' || outcome === 'not-ended') left.push(job);
-    }
-    if (left.length > 0) await queueProcessing(deps, left);
-  };
+      ),
+    ),
+  );
+  return jobs.filter((_, i) => outcomes[i] === 'failed' || outcomes[i] === 'not-ended');
 }
 
 /** What an end leaves for after its answer: the entries it ended, to charge, or the rest of its own charge. */

@@ -66,4 +66,23 @@ describe('MongoDB commands per single-party prepaid call', () => {
       expect(elsewhere.end.get('find agent_outcomes') ?? 0).toBe(0);
     });
   });
+
+  describe('a call with one linked parent', () => {
+    let withParent: CallCommands;
+    beforeAll(async () => {
+      await ctx.mongo.db.dropDatabase();
+      withParent = await countCallCommands(ctx, serverUrls().mongoUrl, { parents: 1, limited: false });
+    });
+
+    // The parties' charges run side by side (processor.ts, chargeEnded), so their records travel in one
+    // insert; each party's balance is its own findAndModify (20 commands in all when they ran one after
+    // the other).
+    it('processing inserts both records in one command: 7 commands at most, 19 for the call', () => {
+      expect(withParent.processing.get('insert transactions')).toBe(1);
+      expect(withParent.processing.get('findAndModify accounts')).toBe(2);
+      expect(commandTotal(withParent.processing)).toBeLessThanOrEqual(7);
+      const total = Object.values(withParent).reduce((sum, byCommand) => sum + commandTotal(byCommand), 0);
+      expect(total).toBeLessThanOrEqual(19);
+    });
+  });
 });
