@@ -2,6 +2,7 @@ import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import { checkBalanceAlerts } from '../../shared/domain/alerts';
 import { batchDebitState, rerateRecord } from '../../shared/domain/ledger';
 import { charged } from '../transactions/refund';
+import { processingRecovery } from '../transactions/reconcile';
 import type { RerateBatchJob } from '../../shared/domain/queues/payloads';
 import {
   enqueueRerateBatch,
@@ -25,6 +26,20 @@ export interface RerateBatchResult {
 }
 
 /**
+ * A record the run found 'pending', settled when its charge is done: a call whose end charged it marks
+ * it charged after the answer (up to 200 ms later, docs/DECISIONS.md), and a run passing it meanwhile
+ * would miss the call for good. Settled as the recovery sweep settles it (reconcile.ts): charged from
+ * the ledger once its running entry is gone. Null, counted skipped, for a call still being charged (its
+ * entry on the account) and for a recordTransaction not decided yet (its answer is not given).
+ */
+async function settledPending(deps: TransactionDeps, record: TransactionDoc): Promise<TransactionDoc | null> {
+  if (record.record_job) return null;
+  if ((await processingRecovery.recover(deps, record, undefined)) !== 'finished') return null;
+  const settled = await deps.ctx.mongo.collections.transactions.findOne({ _id: record._id, account_tag: record.account_tag });
+  return settled?.state === 'charged' ? settled : null;
+}
+
+/**
  * One batch of a rerating run (docs/RERATING.md): the run's next records after its cursor, each rated
  * again and corrected through the ledger (src/shared/domain/ledger/rerate.ts: once per record per run).
  * Then the run moves on, only if it is still at this batch (a retry of a batch already counted changes
@@ -40,7 +55,11 @@ export async function processRerateBatch(deps: TransactionDeps, job: RerateBatch
     return { run: run._id, batch: job.batch, counts: null };
   }
   const size = run.batch_size ?? RERATE_BATCH_SIZE;
-  const records = await transactions.find(selectionFilter(run.selection, run.after)).sort({ _id: 1 }).limit(size).toArray();
+  const records = await transactions
+    .find(selectionFilter(run.selection, run.after, { pending: true }))
+    .sort({ _id: 1 })
+    .limit(size)
+    .toArray();
   const index = await deps.rating.index();
   const tags = [...new Set(records.map((r) => r.account_tag))];
   const found = await accounts.find({ account_tag: { $in: tags } }, { projection: { running_transactions: 0 } }).toArray();
@@ -61,7 +80,12 @@ export async function processRerateBatch(deps: TransactionDeps, job: RerateBatch
   let difference = 0n;
   for (let i = 0; i < records.length; i += PARALLEL) {
     await Promise.all(
-      records.slice(i, i + PARALLEL).map(async (record) => {
+      records.slice(i, i + PARALLEL).map(async (read) => {
+        const record = read.state === 'pending' ? await settledPending(deps, read) : read;
+        if (!record) {
+          counts.skipped += 1;
+          return;
+        }
         const account = byTag.get(record.account_tag);
         const rated = account && (await isCharged(record)) ? rateAgain(index, account, record) : null;
         if (!rated) {

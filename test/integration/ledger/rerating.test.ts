@@ -9,7 +9,7 @@ import { rollback } from '../../../src/workers/transactions/rollback';
 import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
 import { waitFor } from '../../support/agent-harness';
-import { account, perSecondRating, seed } from '../../support/seed';
+import { account, perSecondRating, runningEntry, seed } from '../../support/seed';
 
 /**
  * Issue 34, part 2: rerating. Calls are recorded at 1 a second (60 per minute, 1 s steps, no connect
@@ -67,6 +67,7 @@ describe('rerating', () => {
         account('parent', { type: 'POSTPAID', balance: 0n }),
         account('small', { balance: 100n }),
         account('racer', { balance: 10_000n }),
+        account('late', { balance: 10_000n }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -224,6 +225,52 @@ describe('rerating', () => {
     expect(done.counts).toMatchObject({ seen: 2, changed: 1, skipped: 1 });
     expect(await balance('small')).toBe(before - (360n - base.fee));
     await transactions().deleteOne({ _id: 'ghost-record' });
+  });
+
+  it('a call charged by its end whose charged mark is not written yet (pending, its charge in the ledger) is corrected too, once', async () => {
+    // An end that charges in its own write marks the record charged after its answer, up to 200 ms later
+    // (docs/DECISIONS.md, "A charged mark waits for company"); a run passing it meanwhile must not miss it.
+    await setPrice(60);
+    expect(await run(record, jobs.record('late-mark', 'late', 60))).toMatchObject({ ok: true });
+    const charged = (await transactions().findOne({ account_tag: 'late', transaction_tag: 'late-mark' }))!;
+    await transactions().updateOne(
+      { _id: charged._id, account_tag: 'late' },
+      { $set: { state: 'pending', charged_by: 'processing' }, $unset: { record_job: '', record_deadline: '' } },
+    );
+    const before = await balance('late');
+    const fee = charged.fee;
+    await setPrice(120);
+    const done = await rerate({ ...window, account_tags: ['late'] });
+    const after = (await transactions().findOne({ _id: charged._id, account_tag: 'late' }))!;
+    expect(after.state).toBe('charged');
+    expect(after.fee).toBe(fee * 2n);
+    expect(await balance('late')).toBe(before - fee);
+    expect(done.counts.changed).toBeGreaterThanOrEqual(1);
+    // Again: nothing more to correct on it.
+    await rerate({ ...window, account_tags: ['late'] });
+    expect(await balance('late')).toBe(before - fee);
+    await audit();
+  });
+
+  it('a pending record whose call is still being charged (its entry on the account) is counted skipped, not passed over', async () => {
+    const { accounts: accts } = ctx.mongo.collections;
+    expect(await run(record, jobs.record('in-flight', 'late', 60))).toMatchObject({ ok: true });
+    const charged = (await transactions().findOne({ account_tag: 'late', transaction_tag: 'in-flight' }))!;
+    await transactions().updateOne(
+      { _id: charged._id, account_tag: 'late' },
+      { $set: { state: 'pending', charged_by: 'processing' }, $unset: { record_job: '', record_deadline: '' } },
+    );
+    // The entry processing would be charging: named by the record's id.
+    await accts.updateOne(
+      { account_tag: 'late' },
+      { $push: { running_transactions: runningEntry('in-flight', { origin_account_tag: 'late', id: charged._id }) } },
+    );
+    await setPrice(60);
+    const done = await rerate({ ...window, account_tags: ['late'] });
+    expect(done.counts.skipped).toBeGreaterThanOrEqual(1);
+    expect((await transactions().findOne({ _id: charged._id, account_tag: 'late' }))!.fee).toBe(charged.fee);
+    await accts.updateOne({ account_tag: 'late' }, { $pull: { running_transactions: { id: charged._id } } });
+    await transactions().updateOne({ _id: charged._id, account_tag: 'late' }, { $set: { state: 'charged' } });
   });
 
   it('a run whose job was lost (Redis) is queued again by the recovery sweep, from MongoDB alone', async () => {

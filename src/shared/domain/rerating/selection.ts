@@ -7,10 +7,17 @@ export type { RerateSelection };
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The records of a selection, after the record `after` in `_id` order (a run's cursor). */
-export function selectionFilter(selection: RerateSelection, after: string | null = null): Filter<TransactionDoc> {
+/**
+ * The records of a selection, after the record `after` in `_id` order (a run's cursor). `pending`: also
+ * records still 'pending' (a run settles those whose charge is done before it rates them: batch.ts).
+ */
+export function selectionFilter(
+  selection: RerateSelection,
+  after: string | null = null,
+  options: { pending?: boolean } = {},
+): Filter<TransactionDoc> {
   return {
-    state: { $in: [...RERATABLE_STATES] },
+    state: { $in: [...RERATABLE_STATES, ...(options.pending ? (['pending'] as const) : [])] },
     timestamp_begin: { $gte: selection.from, $lt: selection.to },
     ...(selection.account_tags ? { account_tag: { $in: selection.account_tags } } : {}),
     ...(selection.pricelist_tag ? { 'destination_rate.pricelist_tag': selection.pricelist_tag } : {}),
