@@ -73,8 +73,8 @@ function settleEnded(deps: TransactionDeps) {
 /**
  * Charges ended entries in this process (settleEnded); returns those it could not charge, for the queue.
  * The parties side by side, as the processing queue would run their jobs: each charge is on its own
- * account and record, and their record inserts, ledger entries and charged marks then travel in one
- * command each (group-commands.ts).
+ * account and record, and their record inserts then travel in one command (group-commands.ts; their
+ * later writes too, when they come in the same turn of the event loop).
  */
 export async function chargeEnded(deps: TransactionDeps, jobs: ProcessingJob[]): Promise<ProcessingJob[]> {
   const processing = processingDeps(deps);
