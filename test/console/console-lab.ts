@@ -153,11 +153,16 @@ async function openMenu(page: Page, label: string): Promise<void> {
 }
 
 async function save(page: Page): Promise<void> {
+  const form = page.url();
   await page.getByRole('button', { name: 'Save' }).click();
   await page
     .getByText(/Element created|Element updated/)
     .first()
     .waitFor();
+  // Every form of the console redirects after saving (to the record's page or the list). The notice can
+  // show before that navigation: a CI run (2026-11-27) opened the next menu entry in between, and the
+  // redirect then took the page back to the saved rate, where the lab waited for a "Create" link in vain.
+  await page.waitForURL((url) => url.href !== form);
 }
 
 /** An autocomplete reference input (pricelist, carrier): type the tag, pick the option. */
