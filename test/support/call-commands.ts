@@ -55,25 +55,21 @@ export async function countCallCommands(
       account('caller', { balance: 1_000_000n, linked_accounts: parentTags, max_concurrent_transactions: options.limited ? 10 : null }),
     ]);
     await announceRatingDataChange(ctx);
-    rating = await RatingDataCache.start(ctx);
+    const cache = await RatingDataCache.start(ctx);
+    rating = cache;
     // As a worker process holds them (src/workers/worker-pool.ts): with the decisions it recorded.
-    const deps = {
+    const workerProcess = () => ({
       ctx: { ...ctx, mongo: counted },
-      rating,
+      rating: cache,
       decisions: new DecisionMemory(),
       settledMarkers: new SettledMarkers(),
       authorizationReads: new AuthorizationReads(),
       begunEntries: new BegunEntries(),
       processInline: true,
-    };
+    });
+    const deps = workerProcess();
     // Another worker process of the same deployment: its memories are its own.
-    const elsewhere = {
-      ...deps,
-      decisions: new DecisionMemory(),
-      settledMarkers: new SettledMarkers(),
-      authorizationReads: new AuthorizationReads(),
-      begunEntries: new BegunEntries(),
-    };
+    const elsewhere = workerProcess();
     const ender = options.endElsewhere ? elsewhere : deps;
     const deadline = () => Date.now() + 5000;
     /**

@@ -45,6 +45,8 @@ export interface AuditReport {
 
 type AuditCollections = Pick<Collections, 'accounts' | 'ledger' | 'transactions' | 'outcomes'>;
 
+type FoldedEntry = Pick<LedgerEntryDoc, '_id' | 'account_tag' | 'amount' | 'kind' | 'batches'>;
+
 /** What the ledger says of a set of accounts. */
 class LedgerFold {
   readonly sum = new Map<string, bigint>();
@@ -65,19 +67,18 @@ class LedgerFold {
   addMarkers(accountTag: string, markers: readonly LedgerMarker[] | undefined): void {
     for (const marker of markers ?? []) {
       if (this.ids.has(marker.op)) continue;
-      this.add({ _id: marker.op, account_tag: accountTag, amount: marker.amount, kind: marker.kind, batches: marker.batches });
-      this.entries -= 1;
+      this.fold({ _id: marker.op, account_tag: accountTag, amount: marker.amount, kind: marker.kind, batches: marker.batches });
       this.fromMarkers.add(marker.op);
     }
   }
 
-  add(entry: Pick<LedgerEntryDoc, '_id' | 'account_tag' | 'amount' | 'kind' | 'batches'>): void {
-    // An entry whose marker was taken in before (addMarkers) is counted once.
-    if (this.fromMarkers.delete(entry._id)) {
-      this.entries += 1;
-      return;
-    }
+  /** A ledger entry as read; one whose marker was taken in before (addMarkers) is folded once. */
+  add(entry: FoldedEntry): void {
     this.entries += 1;
+    if (!this.fromMarkers.delete(entry._id)) this.fold(entry);
+  }
+
+  private fold(entry: FoldedEntry): void {
     this.ids.add(entry._id);
     for (const batch of entry.batches ?? []) this.settled.add(`${batch}\0${entry.account_tag}`);
     addTo(this.sum, entry.account_tag, entry.amount);
