@@ -6,6 +6,7 @@ import {
   groupInsert,
   groupInsertUnlessExists,
   groupUpdate,
+  withGroupWindow,
 } from '../../src/shared/infra/group-commands';
 import { serverUrls, uniqueName } from '../support/harness';
 
@@ -142,6 +143,18 @@ describe('group commands', () => {
     expect(count('update')).toBe(0);
     await alone;
     expect(count('update')).toBe(1);
+  });
+
+  it('a write waits no longer than its own wait, whatever an earlier write of its batcher may wait', async () => {
+    const windowed = withGroupWindow(client.db(dbName), { docs }, 20).docs;
+    await docs.insertOne({ _id: 'a', tag: 'a', n: 1 });
+    sent.length = 0;
+    // The mark may wait a minute; the insert after it on the same handle only its 20 ms window, and takes the mark along.
+    const lazy = groupUpdate(windowed, { _id: 'a' }, { $inc: { n: 1 } }, 60_000);
+    expect(await groupInsertUnlessExists(windowed, { _id: 'b', tag: 'b', n: 2 }, ['tag'])).toBe('inserted');
+    await lazy;
+    expect(count('update')).toBe(1);
+    expect((await docs.find({}).sort({ _id: 1 }).toArray()).map((d) => d.n)).toEqual([2, 2]);
   });
 
   it('a closing client first sends the updates still waiting for company', async () => {

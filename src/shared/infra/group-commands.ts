@@ -51,6 +51,8 @@ class Batcher<T, R> {
   private queue: Array<{ item: T; resolve: (result: R) => void; reject: (err: unknown) => void }> = [];
   private draining = false;
   private timer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires (performance.now()). */
+  private due = 0;
   /** Resolves when the current drain has sent everything queued. */
   private drained: Promise<void> = Promise.resolve();
 
@@ -62,14 +64,21 @@ class Batcher<T, R> {
 
   /**
    * `waitMs`: how long the item may wait for company when the batcher is idle (the handle's window by
-   * default). An item that may wait leaves with the next one that may not, whichever comes first.
+   * default). The batcher leaves at the earliest deadline among the items it holds: an item that may
+   * wait leaves with the next one that may wait less (a charged mark's fifth of a second never holds a
+   * windowed write longer than its window).
    */
   submit(item: T, waitMs = this.windowMs): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       if (this.draining) return;
       if (waitMs > 0) {
-        this.timer ??= setTimeout(() => this.start(), waitMs);
+        const due = performance.now() + waitMs;
+        if (!this.timer || due < this.due) {
+          clearTimeout(this.timer);
+          this.due = due;
+          this.timer = setTimeout(() => this.start(), waitMs);
+        }
         waiting.add(this);
       } else this.start();
     });
