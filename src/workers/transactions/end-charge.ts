@@ -49,7 +49,10 @@ export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobR
   const { existing } = await placeRecord(transactions, record);
   // Another call's record under this tag, or this entry already charged: decided the long way.
   if (existing && (existing._id !== record._id || existing.state !== 'pending')) return null;
-  if (existing) await replaceIfStale(transactions, existing, record);
+  // A pending record of another end: kept when its charge is applied (then decided the long way), else
+  // replaced by this end's, and put back if this end's write misses (record-store.ts).
+  const replaced = existing && !(await replaceIfStale(deps.ctx.mongo.collections, existing, record)) ? existing : null;
+  if (existing && !replaced && existing.end_job !== ref.id) return null;
   const applied = await writeGuarded(
     deps.ctx.mongo.collections,
     chargeOp(record),
@@ -60,8 +63,13 @@ export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobR
     { $pull: { running_transactions: { id: begun.id } } },
   );
   if (!applied) {
-    // Not this end's: its record goes (only while it is still pending and this end's).
-    await transactions.deleteOne({ _id: record._id, account_tag: job.account_tag, state: 'pending', end_job: ref.id });
+    // Not this end's: its record goes (only while it is still pending and this end's), or the record it
+    // replaced comes back. That one's end cannot have charged before this end replaced it (checked), but
+    // may have since (two processes holding the entry): its record must then be there, and otherwise it
+    // is the stale record it was, for the call's next end, a rollback or the sweep.
+    const mine = { _id: record._id, account_tag: job.account_tag, state: 'pending' as const, end_job: ref.id };
+    if (replaced) await transactions.replaceOne(mine, replaced);
+    else await transactions.deleteOne(mine);
     return null;
   }
   deps.decisions?.remember(ref.id, { state: 'done', made: [{ account_tag: job.account_tag, entry_id: begun.id }], result: done() });

@@ -94,7 +94,7 @@ async function chargeEntry(
   }
   if (existing && existing.state !== 'pending') return { outcome: 'already-done', fee: 0n };
   // The record charged: an earlier attempt's (its fee), unless it is a stale one of another end.
-  const charging = (existing && (await replaceIfStale(transactions, existing, record))) ?? record;
+  const charging = (existing && (await replaceIfStale(deps.ctx.mongo.collections, existing, record))) ?? record;
   const fee = charging.fee;
 
   const applied = await applyGuarded(

@@ -6,6 +6,7 @@ import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
 import { recordRatedCall } from '../../shared/domain/metrics';
 import type { Collections } from '../../shared/domain/store';
 import { groupInsert, groupInsertUnlessExists, groupUpdate } from '../../shared/infra/group-commands';
+import { opIds, wasApplied } from '../../shared/domain/ledger';
 
 /** A record's unique key: the account, the tag and the calling account. */
 export function recordKey(record: Pick<TransactionDoc, 'account_tag' | 'transaction_tag' | 'origin_account_tag'>) {
@@ -52,19 +53,23 @@ export async function placeRecord(
 }
 
 /**
- * `existing`, the pending record of the entry `record` is for, when it is this end's; otherwise (a pending
- * record of another end, whose charging write missed: end-charge.ts) it is replaced by `record` and null
- * is returned. Replaced only while it is pending and still that end's: never charged then, since a charge
- * pulls the entry its record names, and the caller holds that entry ended or in progress. Throws when it
- * changed in between (a retry decides again).
+ * `existing`, the pending record of the entry `record` is for, when it is this end's or when its charge
+ * is applied (another end charged the call: its record stands, whatever this end holds); otherwise (a
+ * pending record of another end whose charging write never applied: killed between its two writes,
+ * end-charge.ts) it is replaced by `record` and null is returned. A process can hold an entry that
+ * another end already charged (its begin run again after a fault, then the call's end re-sent), so
+ * holding the entry proves nothing: the ledger decides (the chaos run of 2026-11-27, seed 471265, lost
+ * a charged call's record to such an end). Replaced only while it is pending and still that end's.
+ * Throws when it changed in between (a retry decides again).
  */
 export async function replaceIfStale(
-  transactions: Collections['transactions'],
+  store: Pick<Collections, 'transactions' | 'accounts' | 'ledger'>,
   existing: TransactionDoc,
   record: TransactionDoc,
 ): Promise<TransactionDoc | null> {
   if (existing.end_job === record.end_job) return existing;
-  const replaced = await transactions.replaceOne(
+  if (await wasApplied(store, existing.account_tag, opIds.charge(existing._id))) return existing;
+  const replaced = await store.transactions.replaceOne(
     { _id: existing._id, account_tag: existing.account_tag, state: 'pending', end_job: existing.end_job ?? null },
     record,
   );

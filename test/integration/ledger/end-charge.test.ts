@@ -185,6 +185,52 @@ describe('an end that charges in its own write', () => {
     expect(await audit()).toEqual(clean);
   });
 
+  it('an end sent again to a process that holds the entry again (its begin run again) never takes away the charged record', async () => {
+    // The chaos run of 2026-11-27 (seed 471265): an acknowledged end's call held no record afterwards,
+    // its fee in the ledger. The first end charged and answered; before its record was marked charged,
+    // the process held the entry again (its begin run again after a worker or Redis fault) and a second
+    // end of the call (re-sent by the proxy) replaced the pending record as if a killed end had left it,
+    // missed its own write (the entry was gone), and deleted the record it had replaced.
+    const before = await balance('a');
+    expect(await begin(worker, jobs.begin('c8', 'a'), ref())).toEqual(ok);
+    const entry = (await entryOf('a', 'c8'))!;
+    const first = await endCall(worker, jobs.end('c8', 'a', 20), ref());
+    expect(first.result).toEqual(ok);
+    // The first end's answer is out; the rest of its charge (ledger entry, charged mark) has not run yet.
+    worker.begunEntries!.remember('a', entry);
+    const again = await endCall(worker, jobs.end('c8', 'a', 25), ref());
+    expect(again.result).toEqual({ ok: false, reason: 'ALREADY_ENDED' });
+    await first.afterAnswer!();
+    expect(await balance('a')).toBe(before - 21n);
+    await waitFor(
+      () => transactions().findOne({ _id: entry.id, state: 'charged', fee: 21n, duration: 20 }),
+      "the first end's record, charged",
+    );
+    expect(await audit()).toEqual(clean);
+  });
+
+  it("an end that replaced a killed end's record and then misses its write puts that record back; the next end charges once", async () => {
+    const before = await balance('a');
+    expect(await begin(worker, jobs.begin('c9', 'a'), ref())).toEqual(ok);
+    const entry = (await entryOf('a', 'c9'))!;
+    const stale = recordOfEntry('a', { ...entry, in_progress: false, timestamp_end: new Date(jobs.at(100)), end_job: 'killed' });
+    await transactions().insertOne(stale);
+    // The agent gave up on this end before it ran: its write cannot apply.
+    const fenced = ref();
+    await decideAbandoned(ctx.mongo.collections, { jobId: fenced.id, op: 'end', account_tag: 'a', transaction_tag: 'c9' });
+    expect((await endCall(worker, jobs.end('c9', 'a', 10), fenced)).result.ok).toBe(false);
+    expect(await transactions().findOne({ _id: entry.id })).toMatchObject({ state: 'pending', end_job: 'killed', duration: 100 });
+    expect(await balance('a')).toBe(before);
+    // The call's next end (sent again by the proxy) ends and charges it, once.
+    worker.begunEntries!.remember('a', entry);
+    const ended = await endCall(worker, jobs.end('c9', 'a', 10), ref());
+    expect(ended.result).toEqual(ok);
+    await ended.afterAnswer!();
+    expect(await balance('a')).toBe(before - 11n);
+    await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 11n, duration: 10 }), 'the charged record');
+    expect(await audit()).toEqual(clean);
+  });
+
   it('a rollback between the write and the rest of the charge refunds once; the rest does not bring the record back', async () => {
     const before = await balance('a');
     expect(await begin(worker, jobs.begin('c7', 'a'), ref())).toEqual(ok);
