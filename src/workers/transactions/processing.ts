@@ -10,7 +10,7 @@ import { recordOfEntry } from './records';
 import { removeEntry } from './entries';
 import { finishPendingRollbacks } from './rollback';
 
-import { reconcile, type ProcessingOutcome } from './reconcile';
+import { processingRecovery, reconcile, type ProcessingOutcome } from './reconcile';
 
 export type { ProcessingOutcome } from './reconcile';
 
@@ -80,6 +80,19 @@ async function chargeEntry(
     existing &&
     existing._id !== record._id &&
     (await finishPendingRollbacks(deps, entry.origin_account_tag, entry.transaction_tag)) > 0
+  ) {
+    ({ existing } = await insertRecord(transactions, record));
+  }
+  // Another entry's record of the tag, left pending by processing or an end that charges in its own
+  // write: while its entry is gone and its charge never applied, it is no call's record (an end on a
+  // kept entry of an earlier use of the tag writes one for a moment, then deletes it): settled as the
+  // sweep settles it (reconcile.ts), it goes, and this call's record takes the key.
+  if (
+    existing &&
+    existing._id !== record._id &&
+    existing.state === 'pending' &&
+    existing.charged_by === 'processing' &&
+    (await processingRecovery.recover(deps, existing, undefined)) === 'undone'
   ) {
     ({ existing } = await insertRecord(transactions, record));
   }

@@ -231,6 +231,31 @@ describe('an end that charges in its own write', () => {
     expect(await audit()).toEqual(clean);
   });
 
+  it("processing is not kept from charging by another entry's pending record of the tag that was never charged", async () => {
+    // An end that took a kept entry of an earlier use of the tag (rolled back in another process) writes
+    // that entry's record pending, misses its write and deletes it: meanwhile it holds the tag's key, and
+    // processing of the call that did end must not take it for the call's record and drop its entry uncharged.
+    const before = await balance('a');
+    expect(await begin(worker, jobs.begin('c10', 'a'), ref())).toEqual(ok);
+    const entry = (await entryOf('a', 'c10'))!;
+    worker.begunEntries!.take('a', callId('a', 'c10'));
+    const earlier = recordOfEntry('a', {
+      ...entry,
+      id: 'earlier-use',
+      in_progress: false,
+      timestamp_end: new Date(jobs.at(5)),
+      end_job: 'x',
+    });
+    await transactions().insertOne(earlier);
+    expect(await end(worker, jobs.end('c10', 'a', 10), ref())).toEqual(ok);
+    const queued = await ctx.queues.processing.getJob(processingJobId(entry.id));
+    expect((await processEndedCall(worker, queued!.data as ProcessingJob)).outcome).toBe('charged');
+    expect(await balance('a')).toBe(before - 11n);
+    expect(await transactions().findOne({ _id: 'earlier-use' })).toBeNull();
+    await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 11n }), 'the charged record');
+    expect(await audit()).toEqual(clean);
+  });
+
   it('a rollback between the write and the rest of the charge refunds once; the rest does not bring the record back', async () => {
     const before = await balance('a');
     expect(await begin(worker, jobs.begin('c7', 'a'), ref())).toEqual(ok);
