@@ -51,8 +51,9 @@ export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobR
   if (existing && (existing._id !== record._id || existing.state !== 'pending')) return null;
   // A pending record of another end: kept when its charge is applied (then decided the long way), else
   // replaced by this end's, and put back if this end's write misses (record-store.ts).
-  const replaced = existing && !(await replaceIfStale(deps.ctx.mongo.collections, existing, record)) ? existing : null;
-  if (existing && !replaced && existing.end_job !== ref.id) return null;
+  const kept = existing && (await replaceIfStale(deps.ctx.mongo.collections, existing, record));
+  if (kept && kept.end_job !== ref.id) return null;
+  const replaced = existing && !kept ? existing : null;
   const applied = await writeGuarded(
     deps.ctx.mongo.collections,
     chargeOp(record),

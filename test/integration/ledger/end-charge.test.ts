@@ -47,6 +47,23 @@ describe('an end that charges in its own write', () => {
     return { differences: report.differences, calls: report.calls };
   };
   const clean = { differences: [], calls: [] };
+  /**
+   * A call begun on `a`, and a pending record of it that an end wrote and never charged (`endedAt`
+   * seconds, by `endJob`; `id` for another entry's record of the tag): what a killed end leaves.
+   */
+  const begunWithPendingRecord = async (tag: string, endedAt: number, endJob: string, id?: string) => {
+    expect(await begin(worker, jobs.begin(tag, 'a'), ref())).toEqual(ok);
+    const entry = (await entryOf('a', tag))!;
+    const pending = recordOfEntry('a', {
+      ...entry,
+      ...(id ? { id } : {}),
+      in_progress: false,
+      timestamp_end: new Date(jobs.at(endedAt)),
+      end_job: endJob,
+    });
+    await transactions().insertOne(pending);
+    return entry;
+  };
 
   beforeAll(async () => {
     ctx = await createTestContext();
@@ -163,11 +180,8 @@ describe('an end that charges in its own write', () => {
       ['c6', false],
     ] as const) {
       const before = await balance('a');
-      expect(await begin(worker, jobs.begin(tag, 'a'), ref())).toEqual(ok);
-      const entry = (await entryOf('a', tag))!;
       // The killed end's record: 100 s, by a job that never made its write.
-      const stale = recordOfEntry('a', { ...entry, in_progress: false, timestamp_end: new Date(jobs.at(100)), end_job: 'killed' });
-      await transactions().insertOne(stale);
+      const entry = await begunWithPendingRecord(tag, 100, 'killed');
       if (fast) {
         const ended = await endCall(worker, jobs.end(tag, 'a', 10), ref());
         expect(ended.result).toEqual(ok);
@@ -211,10 +225,7 @@ describe('an end that charges in its own write', () => {
 
   it("an end that replaced a killed end's record and then misses its write puts that record back; the next end charges once", async () => {
     const before = await balance('a');
-    expect(await begin(worker, jobs.begin('c9', 'a'), ref())).toEqual(ok);
-    const entry = (await entryOf('a', 'c9'))!;
-    const stale = recordOfEntry('a', { ...entry, in_progress: false, timestamp_end: new Date(jobs.at(100)), end_job: 'killed' });
-    await transactions().insertOne(stale);
+    const entry = await begunWithPendingRecord('c9', 100, 'killed');
     // The agent gave up on this end before it ran: its write cannot apply.
     const fenced = ref();
     await decideAbandoned(ctx.mongo.collections, { jobId: fenced.id, op: 'end', account_tag: 'a', transaction_tag: 'c9' });
@@ -236,17 +247,8 @@ describe('an end that charges in its own write', () => {
     // that entry's record pending, misses its write and deletes it: meanwhile it holds the tag's key, and
     // processing of the call that did end must not take it for the call's record and drop its entry uncharged.
     const before = await balance('a');
-    expect(await begin(worker, jobs.begin('c10', 'a'), ref())).toEqual(ok);
-    const entry = (await entryOf('a', 'c10'))!;
+    const entry = await begunWithPendingRecord('c10', 5, 'x', 'earlier-use');
     worker.begunEntries!.take('a', callId('a', 'c10'));
-    const earlier = recordOfEntry('a', {
-      ...entry,
-      id: 'earlier-use',
-      in_progress: false,
-      timestamp_end: new Date(jobs.at(5)),
-      end_job: 'x',
-    });
-    await transactions().insertOne(earlier);
     expect(await end(worker, jobs.end('c10', 'a', 10), ref())).toEqual(ok);
     const queued = await ctx.queues.processing.getJob(processingJobId(entry.id));
     expect((await processEndedCall(worker, queued!.data as ProcessingJob)).outcome).toBe('charged');
