@@ -9,7 +9,7 @@ import type { RunningTransaction } from '../../shared/domain/types';
  * exactly that entry, in progress and decided by its begin: a kept entry that is no longer so makes
  * the write miss, and the end is decided as before on what MongoDB holds. Taken once, at the end.
  * Bounded: the oldest calls are forgotten first; losing them (a restart, another worker process taking
- * the end) costs the end its shortcut, nothing else.
+ * the end) costs the end one read of the entry (end.ts, readEntryToCharge), nothing else.
  */
 export class BegunEntries {
   private readonly entries: BoundedMap<string, { accountTag: string; entry: RunningTransaction }>;

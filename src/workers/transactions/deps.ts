@@ -24,7 +24,8 @@ export interface TransactionDeps {
   authorizationReads?: AuthorizationReads;
   /**
    * The entries of single-party calls this process began, for their end to charge in its own write
-   * (end-charge.ts; worker processes that process inline); without it an end ends, and processing charges.
+   * (end-charge.ts; worker processes that process inline; an end of a call another process began reads
+   * its entry instead); without it an end ends, and processing charges.
    */
   begunEntries?: BegunEntries;
   /**

@@ -1,7 +1,7 @@
 import { callId, type RunningTransaction } from '../../shared/domain/types';
 import { notFenced } from '../../shared/domain/calls/decisions';
 import { beforeDeadline, done, type EndJob, type OperationResult } from '../../shared/domain/calls';
-import { chargeOp, finishGuarded, writeGuarded } from '../../shared/domain/ledger';
+import { chargeOp, finishGuarded, opIds, wasApplied, writeGuarded } from '../../shared/domain/ledger';
 import type { JobRef } from './decide';
 import { processingDeps, type TransactionDeps } from './deps';
 import type { ProcessingJob } from '../../shared/domain/queues/payloads';
@@ -24,8 +24,9 @@ export interface EndOutcome {
 }
 
 /**
- * A single-party call ended and charged by one write (issue 36, docs/ARCHITECTURE.md "End"): when this
- * process began the call (BegunEntries keeps its entry), the end rates it from that entry and
+ * A single-party call ended and charged by one write (issue 36, docs/ARCHITECTURE.md "End"): from the
+ * entry this process kept when it began the call (BegunEntries), or else read from the account (end.ts,
+ * readEntryToCharge), the end rates the call and
  *  1. inserts the call's record 'pending' (its `_id` the entry's, as processing's: the same intent
  *     first, the same charge id, so everything that meets it reads it as processing's record);
  *  2. in one write on the account, conditional on the entry being in progress and decided by its begin
@@ -67,10 +68,14 @@ export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobR
     // Not this end's: its record goes (only while it is still pending and this end's), or the record it
     // replaced comes back. That one's end cannot have charged before this end replaced it (checked), but
     // may have since (two processes holding the entry): its record must then be there, and otherwise it
-    // is the stale record it was, for the call's next end, a rollback or the sweep.
+    // is the stale record it was, for the call's next end, a rollback or the sweep. A record this job
+    // found already written by an earlier run of itself stays when that run's charge applied (it was
+    // killed after its write, and this process still held the entry): the call is charged, and the long
+    // way answers so (end.ts).
     const mine = { _id: record._id, account_tag: job.account_tag, state: 'pending' as const, end_job: ref.id };
     if (replaced) await transactions.replaceOne(mine, replaced);
-    else await transactions.deleteOne(mine);
+    else if (!kept || !(await wasApplied(deps.ctx.mongo.collections, job.account_tag, opIds.charge(record._id))))
+      await transactions.deleteOne(mine);
     return null;
   }
   deps.decisions?.remember(ref.id, { state: 'done', made: [{ account_tag: job.account_tag, entry_id: begun.id }], result: done() });
@@ -92,8 +97,11 @@ export async function endAndCharge(deps: TransactionDeps, job: EndJob, ref: JobR
   };
 }
 
+/** A call with one party: its begin and end are decided by their own writes (docs/AGENT.md). */
+export const isSingleParty = (entry: RunningTransaction): boolean => (entry.call_parties?.length ?? 1) === 1;
+
 /** The entry this process began for the end's call, when it may end and charge it in one write. */
 export function begunEntryOf(deps: TransactionDeps, job: EndJob): RunningTransaction | undefined {
   const entry = deps.begunEntries?.take(job.account_tag, callId(job.account_tag, job.transaction_tag));
-  return entry && entry.begin_decided && (entry.call_parties?.length ?? 1) === 1 ? entry : undefined;
+  return entry && entry.begin_decided && isSingleParty(entry) ? entry : undefined;
 }

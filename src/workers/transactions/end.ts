@@ -9,7 +9,7 @@ import { conclude, decidedDone, fateOf, fencedAnswer, JobRef, timedOut } from '.
 import { TransactionDeps } from './deps';
 import type { EntryRecovery } from './recovery';
 import { endedEntryOf } from './ended-entry';
-import { begunEntryOf, endAndCharge, type EndOutcome } from './end-charge';
+import { begunEntryOf, endAndCharge, isSingleParty, type EndOutcome } from './end-charge';
 import { reconcile } from './reconcile';
 import type { EndedEntry, ProcessingJob } from '../../shared/domain/queues/payloads';
 import type { SettledMarkers } from '../../shared/domain/ledger';
@@ -61,6 +61,29 @@ const callEntryOnly = (call: string) => ({ running_transactions: { $elemMatch: {
 /** The call's entry among an account's (an authorization's reservation is no call). */
 const entryOfCall = (doc: Pick<AccountDoc, 'running_transactions'> | null, call: string) =>
   doc?.running_transactions?.find((r) => r.call_id === call && !isReservation(r));
+
+/**
+ * The call's entry as the account holds it, for an end whose process did not begin the call (a
+ * deployment with several worker processes, or a restart): what the end rates from never changes after
+ * begin (begun-entries.ts), so the entry read stands in for the one the begin's process kept, and the
+ * charging write is guarded by it all the same (end-charge.ts). One read, where ending the long way
+ * costs four commands more (docs/BENCHMARKS.md, "MongoDB commands per call"). `multiParty`: the call has
+ * several parties, so no single write decides its end. Nothing is read when this process does not charge
+ * in the end's own write (no BegunEntries: processing runs elsewhere) or the agent no longer waits.
+ */
+async function readEntryToCharge(
+  deps: TransactionDeps,
+  job: EndJob,
+  call: string,
+  ref: JobRef,
+): Promise<{ entry?: RunningTransaction; multiParty: boolean } | undefined> {
+  if (!deps.begunEntries || !beforeDeadline(ref.deadline)) return undefined;
+  const { accounts } = deps.ctx.mongo.collections;
+  const entry = entryOfCall(await accounts.findOne({ account_tag: job.account_tag }, { projection: callEntryOnly(call) }), call);
+  if (!entry) return { multiParty: false };
+  if (!isSingleParty(entry)) return { multiParty: true };
+  return { entry: entry.in_progress && entry.begin_decided ? entry : undefined, multiParty: false };
+}
 
 /**
  * Takes back an end that `endJob` made (it was abandoned): the entry is in progress again. `entry`
@@ -127,16 +150,22 @@ export async function endCall(deps: TransactionDeps, job: EndJob, ref: JobRef): 
     const held = await stillEnded(deps, ref, decided.made ?? []);
     return { result: decided.result ?? done(), toProcess: held.map((e) => processingJob(e.account_tag, job.transaction_tag, e.entry_id!)) };
   }
-  // A call this process began: ended, decided and charged by one write (end-charge.ts).
-  const begunHere = begunEntryOf(deps, job);
-  const charged = begunHere ? await endAndCharge(deps, job, ref, begunHere) : null;
+  const call = callId(job.account_tag, job.transaction_tag);
+  // A single-party call is ended, decided and charged by one write (end-charge.ts): from the entry this
+  // process kept when it began the call, or else (another worker process began it, or this one
+  // restarted) from the entry read from the account.
+  const kept = begunEntryOf(deps, job);
+  const read = kept ? undefined : await readEntryToCharge(deps, job, call, ref);
+  const toCharge = kept ?? read?.entry;
+  const charged = toCharge ? await endAndCharge(deps, job, ref, toCharge) : null;
   if (charged) return charged;
   const at = new Date(job.timestamp_end);
-  const call = callId(job.account_tag, job.transaction_tag);
-  // A single-party call is ended and decided by one write, while the agent still waits (issue 36).
-  const decidedEnd = beforeDeadline(ref.deadline)
-    ? entryOfCall(await endEntry(accounts, job.account_tag, call, at, ref, true, deps.settledMarkers), call)
-    : undefined;
+  // A single-party call is ended and decided by one write, while the agent still waits (issue 36); a call
+  // the read showed with several parties is not, so that write would miss.
+  const decidedEnd =
+    beforeDeadline(ref.deadline) && !read?.multiParty
+      ? entryOfCall(await endEntry(accounts, job.account_tag, call, at, ref, true, deps.settledMarkers), call)
+      : undefined;
   if (decidedEnd) {
     deps.decisions?.remember(ref.id, { state: 'done', made: [{ account_tag: job.account_tag, entry_id: decidedEnd.id }], result: done() });
     return { result: done(), toProcess: [processingJob(job.account_tag, job.transaction_tag, decidedEnd.id, endedEntryOf(decidedEnd))] };

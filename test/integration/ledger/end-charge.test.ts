@@ -32,6 +32,8 @@ describe('an end that charges in its own write', () => {
   let worker: TransactionDeps;
   /** Another worker process: it remembers nothing. */
   let other: TransactionDeps;
+  /** Another worker process of the same deployment, charging in the end's write too: it began nothing. */
+  let elsewhere: TransactionDeps;
   const accounts = () => ctx.mongo.collections.accounts;
   const transactions = () => ctx.mongo.collections.transactions;
   const ledger = () => ctx.mongo.collections.ledger;
@@ -69,7 +71,12 @@ describe('an end that charges in its own write', () => {
     ctx = await createTestContext();
     await seed(ctx, {
       ...perSecondRating(),
-      accounts: [account('a', { balance: 1000n }), account('p', { balance: 1000n, type: 'POSTPAID' })],
+      accounts: [
+        account('a', { balance: 1000n }),
+        account('p', { balance: 1000n, type: 'POSTPAID' }),
+        account('parent', { balance: 1000n }),
+        account('child', { balance: 1000n, linked_accounts: ['parent'] }),
+      ],
     });
     rating = await RatingDataCache.start(ctx);
     worker = {
@@ -81,6 +88,7 @@ describe('an end that charges in its own write', () => {
       processInline: true,
     };
     other = { ctx, rating };
+    elsewhere = { ...worker, decisions: new DecisionMemory(), settledMarkers: new SettledMarkers(), begunEntries: new BegunEntries() };
   });
 
   afterAll(async () => {
@@ -175,23 +183,23 @@ describe('an end that charges in its own write', () => {
   });
 
   it('a pending record left by an end killed before its write is replaced: the call is charged at the end that ends it', async () => {
-    for (const [tag, fast] of [
-      ['c5', true],
-      ['c6', false],
+    for (const [tag, by] of [
+      ['c5', 'the process that began the call'],
+      ['c5r', 'another worker process, which reads the entry'],
+      ['c6', 'a process whose processing runs elsewhere'],
     ] as const) {
       const before = await balance('a');
       // The killed end's record: 100 s, by a job that never made its write.
       const entry = await begunWithPendingRecord(tag, 100, 'killed');
-      if (fast) {
-        const ended = await endCall(worker, jobs.end(tag, 'a', 10), ref());
+      if (by !== 'a process whose processing runs elsewhere') {
+        const ended = await endCall(by === 'the process that began the call' ? worker : elsewhere, jobs.end(tag, 'a', 10), ref());
         expect(ended.result).toEqual(ok);
         await ended.afterAnswer!();
       } else {
-        // Not begun by this process: ended, then charged by processing.
-        worker.begunEntries!.take('a', callId('a', tag));
-        expect(await end(worker, jobs.end(tag, 'a', 10), ref())).toEqual(ok);
+        // Ended, then charged by processing.
+        expect(await end(other, jobs.end(tag, 'a', 10), ref())).toEqual(ok);
         const queued = await ctx.queues.processing.getJob(processingJobId(entry.id));
-        expect((await processEndedCall(worker, queued!.data as ProcessingJob)).outcome).toBe('charged');
+        expect((await processEndedCall(other, queued!.data as ProcessingJob)).outcome).toBe('charged');
       }
       expect(await balance('a')).toBe(before - 11n);
       await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 11n, duration: 10 }), 'the charged record');
@@ -271,6 +279,80 @@ describe('an end that charges in its own write', () => {
     expect(await ledger().countDocuments({ _id: { $in: [opIds.charge(entry.id), opIds.refund(entry.id)] } })).toBe(2);
     // A second rollback finds nothing left to take.
     expect(await rollback(worker, jobs.rollback('c7', 'a'), ref())).toEqual({ ok: false, reason: 'NOT_FOUND' });
+    expect(await audit()).toEqual(clean);
+  });
+
+  it("ended in another worker process, which began nothing: it reads the call's entry and charges it the same way, once, at its own end", async () => {
+    const before = await balance('a');
+    expect(await begin(worker, jobs.begin('e1', 'a'), ref())).toEqual(ok);
+    const entry = (await entryOf('a', 'e1'))!;
+    const ended = await endCall(elsewhere, jobs.end('e1', 'a', 12), ref());
+    expect(ended.result).toEqual(ok);
+    expect(ended.toProcess).toEqual([]);
+    expect(await entryOf('a', 'e1')).toBeUndefined();
+    expect(await balance('a')).toBe(before - 13n);
+    expect(await transactions().findOne({ _id: entry.id })).toMatchObject({ state: 'pending', fee: 13n, duration: 12 });
+    await ended.afterAnswer!();
+    expect(await ledger().findOne({ _id: opIds.charge(entry.id) })).toMatchObject({ amount: -13n, kind: 'charge' });
+    await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 13n }), 'the charged mark');
+    expect(await ctx.queues.processing.getJob(processingJobId(entry.id))).toBeUndefined();
+    // The process that began the call still holds its entry: an end sent again there finds the call ended.
+    expect((await endCall(worker, jobs.end('e1', 'a', 20), ref())).result).toEqual({ ok: false, reason: 'ALREADY_ENDED' });
+    expect(await balance('a')).toBe(before - 13n);
+    expect(await audit()).toEqual(clean);
+  });
+
+  it('the same end job run again by the process that began the call (delivered again) answers ok and charges nothing more', async () => {
+    const before = await balance('a');
+    expect(await begin(worker, jobs.begin('e2', 'a'), ref())).toEqual(ok);
+    const entry = (await entryOf('a', 'e2'))!;
+    const endRef = ref();
+    const first = await endCall(elsewhere, jobs.end('e2', 'a', 7), endRef);
+    expect(first.result).toEqual(ok);
+    // That process dies before the rest of the charge; the job runs again where the call began.
+    const rerun = await endCall(worker, jobs.end('e2', 'a', 7), endRef);
+    expect(rerun.result).toEqual(ok);
+    expect(rerun.toProcess).toEqual([]);
+    await rerun.afterAnswer?.();
+    expect(await balance('a')).toBe(before - 8n);
+    expect(await ledger().countDocuments({ _id: opIds.charge(entry.id) })).toBe(1);
+    expect(await audit()).toEqual(clean);
+  });
+
+  it('an end the agent abandoned before it ran charges nothing in another worker process either', async () => {
+    const before = await balance('a');
+    expect(await begin(worker, jobs.begin('e3', 'a'), ref())).toEqual(ok);
+    const entry = (await entryOf('a', 'e3'))!;
+    const early = ref();
+    const store = ctx.mongo.collections;
+    expect(await decideAbandoned(store, { jobId: early.id, op: 'end', account_tag: 'a', transaction_tag: 'e3' })).toMatchObject({
+      won: true,
+    });
+    const fenced = await endCall(elsewhere, jobs.end('e3', 'a', 5), early);
+    expect(fenced.result.ok).toBe(false);
+    expect(fenced.afterAnswer).toBeUndefined();
+    expect(await balance('a')).toBe(before);
+    expect(await entryOf('a', 'e3')).toMatchObject({ id: entry.id, in_progress: true });
+    expect(await transactions().countDocuments({ transaction_tag: 'e3' })).toBe(0);
+    // The proxy's next end, in the same process, charges the call once, at its own end.
+    const next = await endCall(elsewhere, jobs.end('e3', 'a', 6), ref());
+    expect(next.result).toEqual(ok);
+    await next.afterAnswer!();
+    expect(await balance('a')).toBe(before - 7n);
+    expect(await audit()).toEqual(clean);
+  });
+
+  it('a call with a linked parent ended in another worker process: ended the long way, every party charged once', async () => {
+    const child = await balance('child');
+    const parent = await balance('parent');
+    expect(await begin(worker, jobs.begin('e4', 'child'), ref())).toEqual(ok);
+    const ended = await endCall(elsewhere, jobs.end('e4', 'child', 9), ref());
+    expect(ended.result).toEqual(ok);
+    expect(ended.afterAnswer).toBeUndefined();
+    expect(ended.toProcess.map((j) => j.account_tag).sort()).toEqual(['child', 'parent']);
+    for (const job of ended.toProcess) expect((await processEndedCall(elsewhere, job)).outcome).toBe('charged');
+    expect(await balance('child')).toBe(child - 10n);
+    expect(await balance('parent')).toBe(parent - 10n);
     expect(await audit()).toEqual(clean);
   });
 });
