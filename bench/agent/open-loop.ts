@@ -121,7 +121,7 @@ export async function runStep(ctx: AppContext, client: AgentClient, meter: CpuMe
   const mongo =
     mongoBefore === null || mongoAfter === null || completed === 0
       ? 'mongo: commands per call n/a (not the embedded MongoDB-wire server)'
-      : `mongo: ${((mongoAfter - mongoBefore) / completed).toFixed(2)} commands per call (every client: agent, workers, maintenance, the bench's drain queries)`;
+      : mongoPerCall(mongoBefore, mongoAfter, completed);
 
   const achieved = completed / startSpan;
   const held = percentile(auth, 99) < P99_LIMIT_MS && percentile(begin, 99) < P99_LIMIT_MS && errors.total === 0;
@@ -147,11 +147,32 @@ async function redisTraffic(ctx: AppContext): Promise<{ commands: number; reads:
   return { commands: field('total_commands_processed'), reads: field('total_reads_processed') };
 }
 
-/** Commands the embedded MongoDB-wire server received so far (its serverStatus's `ratingCommands`); null from another server. */
-async function mongoCommands(ctx: AppContext): Promise<number | null> {
+/**
+ * Commands the embedded MongoDB-wire server received so far (its serverStatus's `ratingCommands`), and
+ * by kind ("command collection", `ratingCommandsByKind`); null from another server.
+ */
+async function mongoCommands(ctx: AppContext): Promise<{ total: number; byKind: Map<string, number> } | null> {
   const status = await ctx.mongo.db.admin().command({ serverStatus: 1 });
   const n: unknown = status.ratingCommands;
-  return typeof n === 'number' || typeof n === 'bigint' ? Number(n) : null;
+  if (typeof n !== 'number' && typeof n !== 'bigint') return null;
+  const byKind = new Map<string, number>(
+    Object.entries((status.ratingCommandsByKind ?? {}) as Record<string, number>).map(([k, v]) => [k, Number(v)]),
+  );
+  return { total: Number(n), byKind };
+}
+
+/** Commands per call between two readings, the kinds that sent at least 0.05 a call, most first. */
+function mongoPerCall(
+  before: { total: number; byKind: Map<string, number> },
+  after: { total: number; byKind: Map<string, number> },
+  calls: number,
+): string {
+  const kinds = [...after.byKind]
+    .map(([kind, n]) => [kind, (n - (before.byKind.get(kind) ?? 0)) / calls] as const)
+    .filter(([, perCall]) => perCall >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, perCall]) => `${kind} ${perCall.toFixed(2)}`);
+  return `mongo: ${((after.total - before.total) / calls).toFixed(2)} commands per call (every client: agent, workers, maintenance, the bench's drain queries; ${kinds.join(', ')})`;
 }
 
 function trafficPerCall(before: { commands: number; reads: number }, after: { commands: number; reads: number }, calls: number): string {

@@ -5,8 +5,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
@@ -69,6 +73,13 @@ final class SerializingBackend implements MongoBackend {
      * before and after a step to print the commands a call costs under load (docs/BENCHMARKS.md).
      */
     private final AtomicLong commandsReceived = new AtomicLong();
+    /**
+     * The same by kind, "command collection" (for example {@code update accounts}), reported by serverStatus as
+     * {@code ratingCommandsByKind}: the benchmark prints which commands a call costs under load. Bounded, so that
+     * clients naming ever new collections cannot grow it: past {@link #MAX_KINDS} kinds, new ones count as "other".
+     */
+    private final Map<String, LongAdder> commandsByKind = new ConcurrentHashMap<>();
+    private static final int MAX_KINDS = 500;
     /**
      * In-memory backend only. H2's MVStore compares index keys by their Java-serialized bytes, in which one String
      * referenced twice (a shared value) differs from two equal Strings: a shared value would never be found again.
@@ -158,9 +169,27 @@ final class SerializingBackend implements MongoBackend {
         return document == null ? null : document.cloneDeeply();
     }
 
+    private void count(String command, Document document) {
+        commandsReceived.incrementAndGet();
+        Object target = document == null ? null : document.get(command);
+        String kind = target instanceof String ? command + " " + target : command;
+        LongAdder counter = commandsByKind.get(kind);
+        if (counter == null) {
+            counter = commandsByKind.size() < MAX_KINDS ? commandsByKind.computeIfAbsent(kind, k -> new LongAdder())
+                : commandsByKind.computeIfAbsent("other", k -> new LongAdder());
+        }
+        counter.increment();
+    }
+
+    private Document commandsByKind() {
+        Document byKind = new Document();
+        new TreeMap<>(commandsByKind).forEach((kind, counter) -> byKind.put(kind, counter.sum()));
+        return byKind;
+    }
+
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
-        commandsReceived.incrementAndGet();
+        count(command, query);
         return command(channel, isReadOnly(command, query), command,
             () -> copy(backend.handleCommand(channel, database, command, query)));
     }
@@ -172,11 +201,12 @@ final class SerializingBackend implements MongoBackend {
         if (insertStrings != null) {
             insertStrings.shareInsert(command, document);
         }
-        commandsReceived.incrementAndGet();
+        count(command, document);
         Document reply = command(message.getChannel(), isReadOnly(command, document), command,
             () -> copy(backend.handleMessage(message)));
         if (reply != null && command.equalsIgnoreCase("serverStatus")) {
             reply.put("ratingCommands", commandsReceived.get());
+            reply.put("ratingCommandsByKind", commandsByKind());
         }
         return reply;
     }
