@@ -246,6 +246,8 @@ describe('rerating', () => {
     expect(after.fee).toBe(fee * 2n);
     expect(await balance('late')).toBe(before - fee);
     expect(done.counts.changed).toBeGreaterThanOrEqual(1);
+    // The run's total counted it among the records it would see (a progress of seen / total ends at 1).
+    expect(done.total).toBe(done.counts.seen);
     // Again: nothing more to correct on it.
     await rerate({ ...window, account_tags: ['late'] });
     expect(await balance('late')).toBe(before - fee);

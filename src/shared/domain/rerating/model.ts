@@ -43,7 +43,7 @@ export interface ReratingDoc {
   /** The last record processed (`_id`), null before the first batch. */
   after: string | null;
   counts: ReratingCounts;
-  /** Records the selection held when the run started (for progress; records may come and go meanwhile). */
+  /** Records the selection held when the run started, those still pending included (for progress; records may come and go meanwhile). */
   total?: number;
   /** Sum of (new fee - old fee) over the changed records: what the accounts were charged (+) or refunded (-). */
   difference: bigint;

@@ -45,7 +45,9 @@ export async function startRerating(
     state: 'running',
     batch: 0,
     batch_size: options.batchSize ?? RERATE_BATCH_SIZE,
-    total: await collections.transactions.countDocuments(selectionFilter(selection)),
+    // What its batches will read: the records still 'pending' too (batch.ts settles them first), so that
+    // a progress of seen / total ends at 1.
+    total: await collections.transactions.countDocuments(selectionFilter(selection, null, { pending: true })),
     after: null,
     counts: { seen: 0, changed: 0, unchanged: 0, skipped: 0 },
     difference: 0n,
