@@ -17,6 +17,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { median } from './agent/stats';
 
 const repo = path.resolve(__dirname, '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -99,11 +100,6 @@ function run(cmd: string, args: string[], cwd: string, logFile?: string): Promis
     });
   });
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /** Whether `paths` are the same at `sha` as in this checkout's HEAD. */
 function sameTree(git: (...args: string[]) => string, sha: string, ...paths: string[]): boolean {

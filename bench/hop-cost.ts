@@ -24,6 +24,7 @@ import Redis from 'ioredis';
 import { startLocalServices } from '../src/shared/infra/services/local-services';
 import { freePort } from '../src/shared/infra/services/process-tools';
 import { cpuSeconds, serverPid } from './agent/processes';
+import { median } from './agent/stats';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,8 +37,6 @@ interface Figure {
   client: number;
   server?: number;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Runs `rounds + 1` rounds of `count` round trips, `inFlight` at a time; the first round warms up. */
 async function measure(inFlight: number, serverPidOf: number | undefined, roundTrip: (i: number) => Promise<unknown>): Promise<Figure> {

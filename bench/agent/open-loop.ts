@@ -147,11 +147,16 @@ async function redisTraffic(ctx: AppContext): Promise<{ commands: number; reads:
   return { commands: field('total_commands_processed'), reads: field('total_reads_processed') };
 }
 
+interface MongoCommandCounts {
+  total: number;
+  byKind: Map<string, number>;
+}
+
 /**
  * Commands the embedded MongoDB-wire server received so far (its serverStatus's `ratingCommands`), and
  * by kind ("command collection", `ratingCommandsByKind`); null from another server.
  */
-async function mongoCommands(ctx: AppContext): Promise<{ total: number; byKind: Map<string, number> } | null> {
+async function mongoCommands(ctx: AppContext): Promise<MongoCommandCounts | null> {
   const status = await ctx.mongo.db.admin().command({ serverStatus: 1 });
   const n: unknown = status.ratingCommands;
   if (typeof n !== 'number' && typeof n !== 'bigint') return null;
@@ -162,11 +167,7 @@ async function mongoCommands(ctx: AppContext): Promise<{ total: number; byKind: 
 }
 
 /** Commands per call between two readings, the kinds that sent at least 0.05 a call, most first. */
-function mongoPerCall(
-  before: { total: number; byKind: Map<string, number> },
-  after: { total: number; byKind: Map<string, number> },
-  calls: number,
-): string {
+function mongoPerCall(before: MongoCommandCounts, after: MongoCommandCounts, calls: number): string {
   const kinds = [...after.byKind]
     .map(([kind, n]) => [kind, (n - (before.byKind.get(kind) ?? 0)) / calls] as const)
     .filter(([, perCall]) => perCall >= 0.05)

@@ -1,5 +1,11 @@
 /** Small numeric helpers of bench:agent. */
 
+/** The median of unsorted values (the mean of the middle two for an even count). */
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
 /** The p-th percentile (nearest rank) of unsorted values; NaN when there are none. */
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;

@@ -96,26 +96,34 @@ describe('an end that charges in its own write', () => {
     await ctx?.destroy();
   });
 
-  it('charges the fee once in the write that ends the call; the rest follows the answer, and no processing job is queued', async () => {
-    const before = await balance('a');
-    expect(await begin(worker, jobs.begin('c1', 'a'), ref())).toEqual(ok);
-    const entry = (await entryOf('a', 'c1'))!;
-    const ended = await endCall(worker, jobs.end('c1', 'a', 10), ref());
-    expect(ended.result).toEqual(ok);
-    expect(ended.toProcess).toEqual([]);
-    // Answered: the entry is gone and the fee taken, the record written before the charge is pending.
-    expect(await entryOf('a', 'c1')).toBeUndefined();
-    expect(await balance('a')).toBe(before - 11n);
-    expect(await transactions().findOne({ _id: entry.id })).toMatchObject({ state: 'pending', fee: 11n, duration: 10 });
-    await ended.afterAnswer!();
-    expect(await ledger().findOne({ _id: opIds.charge(entry.id) })).toMatchObject({ amount: -11n, kind: 'charge' });
-    // The charged mark waits a moment for another record write to travel with, then goes alone.
-    await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 11n }), 'the charged mark');
-    expect(await ctx.queues.processing.getJob(processingJobId(entry.id))).toBeUndefined();
-    // A second end of the call: it has ended.
-    expect((await endCall(worker, jobs.end('c1', 'a', 20), ref())).result).toEqual({ ok: false, reason: 'ALREADY_ENDED' });
-    expect(await audit()).toEqual(clean);
-  });
+  it.each([
+    ['in the process that began the call', 'c1', () => worker],
+    ["in another worker process, which began nothing: it reads the call's entry", 'e1', () => elsewhere],
+  ])(
+    'charges the fee once in the write that ends the call, %s; the rest follows the answer, and no processing job is queued',
+    async (_, tag, ender) => {
+      const before = await balance('a');
+      expect(await begin(worker, jobs.begin(tag, 'a'), ref())).toEqual(ok);
+      const entry = (await entryOf('a', tag))!;
+      const ended = await endCall(ender(), jobs.end(tag, 'a', 10), ref());
+      expect(ended.result).toEqual(ok);
+      expect(ended.toProcess).toEqual([]);
+      // Answered: the entry is gone and the fee taken, the record written before the charge is pending.
+      expect(await entryOf('a', tag)).toBeUndefined();
+      expect(await balance('a')).toBe(before - 11n);
+      expect(await transactions().findOne({ _id: entry.id })).toMatchObject({ state: 'pending', fee: 11n, duration: 10 });
+      await ended.afterAnswer!();
+      expect(await ledger().findOne({ _id: opIds.charge(entry.id) })).toMatchObject({ amount: -11n, kind: 'charge' });
+      // The charged mark waits a moment for another record write to travel with, then goes alone.
+      await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 11n }), 'the charged mark');
+      expect(await ctx.queues.processing.getJob(processingJobId(entry.id))).toBeUndefined();
+      // A second end of the call, in the process that began it (which still holds the entry when another
+      // process ended the call): it has ended.
+      expect((await endCall(worker, jobs.end(tag, 'a', 20), ref())).result).toEqual({ ok: false, reason: 'ALREADY_ENDED' });
+      expect(await balance('a')).toBe(before - 11n);
+      expect(await audit()).toEqual(clean);
+    },
+  );
 
   it('a postpaid call too', async () => {
     const before = await balance('p');
@@ -279,26 +287,6 @@ describe('an end that charges in its own write', () => {
     expect(await ledger().countDocuments({ _id: { $in: [opIds.charge(entry.id), opIds.refund(entry.id)] } })).toBe(2);
     // A second rollback finds nothing left to take.
     expect(await rollback(worker, jobs.rollback('c7', 'a'), ref())).toEqual({ ok: false, reason: 'NOT_FOUND' });
-    expect(await audit()).toEqual(clean);
-  });
-
-  it("ended in another worker process, which began nothing: it reads the call's entry and charges it the same way, once, at its own end", async () => {
-    const before = await balance('a');
-    expect(await begin(worker, jobs.begin('e1', 'a'), ref())).toEqual(ok);
-    const entry = (await entryOf('a', 'e1'))!;
-    const ended = await endCall(elsewhere, jobs.end('e1', 'a', 12), ref());
-    expect(ended.result).toEqual(ok);
-    expect(ended.toProcess).toEqual([]);
-    expect(await entryOf('a', 'e1')).toBeUndefined();
-    expect(await balance('a')).toBe(before - 13n);
-    expect(await transactions().findOne({ _id: entry.id })).toMatchObject({ state: 'pending', fee: 13n, duration: 12 });
-    await ended.afterAnswer!();
-    expect(await ledger().findOne({ _id: opIds.charge(entry.id) })).toMatchObject({ amount: -13n, kind: 'charge' });
-    await waitFor(() => transactions().findOne({ _id: entry.id, state: 'charged', fee: 13n }), 'the charged mark');
-    expect(await ctx.queues.processing.getJob(processingJobId(entry.id))).toBeUndefined();
-    // The process that began the call still holds its entry: an end sent again there finds the call ended.
-    expect((await endCall(worker, jobs.end('e1', 'a', 20), ref())).result).toEqual({ ok: false, reason: 'ALREADY_ENDED' });
-    expect(await balance('a')).toBe(before - 13n);
     expect(await audit()).toEqual(clean);
   });
 
