@@ -20,12 +20,28 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ apiPort: 5000, agentPort: 5001, dataDir: '/tmp/x', mongoDb: 'billing' });
   });
 
+  // A replica set is listed as several host:port pairs, which WHATWG URL parsing refuses (docs/SCALING.md).
+  it.each([
+    ['mongodb://m1:27017,m2:27017,m3:27017/billing?replicaSet=rs0', 'billing'],
+    ['mongodb://user:p%40ss@m1:27017,m2:27018/calls%2Dx?authSource=admin', 'calls-x'],
+    ['mongodb+srv://cluster0.example.net/rating2', 'rating2'],
+    ['mongodb://m1,m2,m3/?replicaSet=rs0', 'rating'],
+  ])('takes the replica set URL %s, database %s', (url, db) => {
+    expect(loadConfig({ MONGO_URL: url })).toMatchObject({ mongoUrl: url, mongoDb: db });
+  });
+
   it.each([
     [{ API_PORT: 'abc' }, 'API_PORT="abc" must be an integer from 0 to 65535'],
     [{ AGENT_PORT: '70000' }, 'AGENT_PORT="70000" must be an integer from 0 to 65535'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud" must be one of'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV="staging" must be one of'],
     [{ MONGO_URL: 'http://x' }, 'MONGO_URL must use mongodb:'],
+    [{ MONGO_URL: 'mongodb://' }, 'MONGO_URL is not a valid MongoDB connection string'],
+    [{ MONGO_URL: 'mongodb://m1:notaport/x' }, 'MONGO_URL is not a valid MongoDB connection string'],
+    [{ REDIS_URL: 'redis://' }, 'REDIS_URL names no host'],
+    [{ REDIS_URL: 'redis:foo' }, 'REDIS_URL names no host'],
+    [{ SMTP_URL: 'smtp://' }, 'SMTP_URL names no host'],
+    [{ ALERT_WEBHOOK_URL: 'https://hooks.example', ALERT_WEBHOOK_SECRET: 'short' }, 'ALERT_WEBHOOK_SECRET must be at least 16 characters'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL is not a valid URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL must use redis: or rediss: or unix:'],
     [{ REDIS_URL: 'unix:relative.sock' }, "REDIS_URL unix: needs the socket's absolute path"],

@@ -3,7 +3,8 @@
  * bad value stops the process with one clear message instead of failing later mid-call.
  */
 
-import { BootstrapToken, parseBootstrapTokens } from './auth/token-format';
+import { ConnectionString } from 'mongodb-connection-string-url';
+import { BootstrapToken, MIN_SECRET_LENGTH, parseBootstrapTokens } from './auth/token-format';
 import { parseRedisNodes, RedisNode } from './redis-nodes';
 
 /**
@@ -178,22 +179,44 @@ class Reader {
       const parsed = new URL(value);
       if (!protocols.includes(parsed.protocol)) {
         this.problems.push(`${name} must use ${protocols.join(' or ')} (got ${parsed.protocol})`);
+      } else if (parsed.protocol !== 'unix:' && parsed.hostname === '') {
+        // Drivers given no host quietly fall back to localhost: a typo would reach the wrong server.
+        this.problems.push(`${name} names no host (got ${JSON.stringify(value)})`);
       }
     } catch {
       this.problems.push(`${name} is not a valid URL`);
     }
     return value;
   }
+
+  /**
+   * A MongoDB connection string, read as the driver reads it: a replica set lists several host:port
+   * pairs (`mongodb://m1:27017,m2:27017/rating?replicaSet=rs0`), which a WHATWG URL cannot hold.
+   */
+  mongoUrl(name: string): { url: string; database: string | undefined } | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    if (!/^mongodb(\+srv)?:\/\//.test(value)) {
+      this.problems.push(`${name} must use mongodb: or mongodb+srv: (got ${JSON.stringify(value.split(':')[0] + ':')})`);
+      return { url: value, database: undefined };
+    }
+    try {
+      const parsed = new ConnectionString(value);
+      const badHost = parsed.hosts.find((host) => !isHostAndPort(host));
+      if (badHost !== undefined) throw new Error(`host ${badHost}`);
+      const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+      return { url: value, database: database === '' ? undefined : database };
+    } catch (err) {
+      this.problems.push(`${name} is not a valid MongoDB connection string (${(err as Error).message})`);
+      return { url: value, database: undefined };
+    }
+  }
 }
 
-function databaseFromUrl(url: string | undefined): string | undefined {
-  if (!url) return undefined;
-  try {
-    const name = new URL(url).pathname.replace(/^\//, '');
-    return name === '' ? undefined : decodeURIComponent(name);
-  } catch {
-    return undefined;
-  }
+/** `host`, `host:port` or `[v6]:port`, the port from 1 to 65535. */
+function isHostAndPort(host: string): boolean {
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+)(?::(\d{1,5}))?$/.exec(host);
+  return match !== null && (match[2] === undefined || (Number(match[2]) >= 1 && Number(match[2]) <= 65535));
 }
 
 /** MONGO_WRITE_CONCERN: `majority` (default) or 1..50 members; 0 (unacknowledged) would lose charges silently. */
@@ -208,7 +231,7 @@ function writeConcern(r: Reader): number | 'majority' {
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const nodeEnv = r.oneOf('NODE_ENV', NODE_ENVS, 'development');
-  const mongoUrl = r.url('MONGO_URL', ['mongodb:', 'mongodb+srv:']);
+  const mongo = r.mongoUrl('MONGO_URL');
   const workerConcurrency = r.int('WORKER_CONCURRENCY', 16, 1, 1000);
   const config: Config = {
     nodeEnv,
@@ -216,8 +239,8 @@ export function loadConfig(env: Env = process.env): Config {
     apiPort: r.int('API_PORT', 4000, 0, 65535),
     agentPort: r.int('AGENT_PORT', 4001, 0, 65535),
     workerPort: r.int('METRICS_PORT', 9464, 0, 65535),
-    mongoUrl,
-    mongoDb: r.string('MONGO_DB', databaseFromUrl(mongoUrl) ?? 'rating'),
+    mongoUrl: mongo?.url,
+    mongoDb: r.string('MONGO_DB', mongo?.database ?? 'rating'),
     mongoWriteConcern: writeConcern(r),
     mongoJournal: r.oneOf('MONGO_JOURNAL', ['true', 'false'], 'true') === 'true',
     redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:', 'unix:']),
@@ -268,6 +291,9 @@ export function loadConfig(env: Env = process.env): Config {
   // An unsigned webhook could be forged by anyone who learns the URL; refuse to send one.
   if (config.alertWebhookUrl && !config.alertWebhookSecret)
     r.problems.push('ALERT_WEBHOOK_SECRET is required when ALERT_WEBHOOK_URL is set');
+  // The receiver checks the signature with it: as hard to guess as an API token's secret.
+  if (config.alertWebhookSecret !== undefined && config.alertWebhookSecret.length < MIN_SECRET_LENGTH)
+    r.problems.push(`ALERT_WEBHOOK_SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
   const clusterNodes = r.raw('REDIS_CLUSTER_NODES');
   if (clusterNodes !== undefined) {
     const parsed = parseRedisNodes('REDIS_CLUSTER_NODES', clusterNodes);

@@ -29,7 +29,7 @@ describe('stale and exhausted calls', () => {
     webhook = await startHttpReceiver();
     ctx = await createTestContext({
       ALERT_WEBHOOK_URL: webhook.url,
-      ALERT_WEBHOOK_SECRET: 'maintenance-secret',
+      ALERT_WEBHOOK_SECRET: 'maintenance-secret-0123456789',
       LONG_CALL_SECONDS: '3600',
       LONG_CALL_SCAN_SECONDS: '1',
     });
@@ -103,7 +103,7 @@ describe('exhausted calls are caught within seconds, not at the next long scan',
     webhook = await startHttpReceiver();
     ctx = await createTestContext({
       ALERT_WEBHOOK_URL: webhook.url,
-      ALERT_WEBHOOK_SECRET: 'end-call-secret',
+      ALERT_WEBHOOK_SECRET: 'end-call-secret-0123456789',
       LONG_CALL_SCAN_SECONDS: '3600',
       END_CALL_SCAN_SECONDS: '1',
     });

@@ -24,13 +24,13 @@ describe('operations configuration', () => {
       SMTP_URL: 'smtps://u:p@mail.example.com:465',
       SMS_GATEWAY_URL: 'https://sms.example.com/send',
       ALERT_WEBHOOK_URL: 'https://hooks.example.com/rating',
-      ALERT_WEBHOOK_SECRET: 'hmac-key',
+      ALERT_WEBHOOK_SECRET: 'hmac-key-of-the-receiver',
       LOW_BALANCE_THRESHOLD: '5000',
       RATING_TOKENS: 'ops:read+write:0123456789abcdef',
     });
     expect(config).toMatchObject({
       smtpUrl: 'smtps://u:p@mail.example.com:465',
-      alertWebhookSecret: 'hmac-key',
+      alertWebhookSecret: 'hmac-key-of-the-receiver',
       lowBalanceThreshold: 5000n,
     });
     expect(config.bootstrapTokens.map((t) => t.name)).toEqual(['ops']);
