@@ -28,7 +28,7 @@ describe('token format', () => {
 
   it('reports every bad entry without echoing secrets', () => {
     const { problems } = parseBootstrapTokens(
-      'nocolons,bad name:read:0123456789abcdef,x:admin:0123456789abcdef,y:read:short,y:read:0123456789abcdef',
+      'nocolons,bad name:read:0123456789abcdef,x:admin:1123456789abcdef,y:read:short,y:read:2123456789abcdef',
     );
     expect(problems).toEqual([
       'RATING_TOKENS entry 1 must look like name:scope1+scope2:secret',
@@ -37,6 +37,15 @@ describe('token format', () => {
       'RATING_TOKENS entry 4 (y): secret must be at least 16 characters',
       'RATING_TOKENS entry 5: duplicate name "y"',
     ]);
-    expect(problems.join(' ')).not.toContain('0123456789abcdef');
+    expect(problems.join(' ')).not.toContain('123456789abcdef');
+  });
+
+  // Which token's scopes would a request carrying that secret get? Neither is right to guess.
+  it('refuses two entries with the same secret, naming the first', () => {
+    const { problems } = parseBootstrapTokens('nocolons,reader:read:0123456789abcdef,switch:agent:0123456789abcdef');
+    expect(problems).toEqual([
+      'RATING_TOKENS entry 1 must look like name:scope1+scope2:secret',
+      'RATING_TOKENS entry 3 (switch): the same secret as entry 2',
+    ]);
   });
 });

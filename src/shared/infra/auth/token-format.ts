@@ -59,6 +59,8 @@ export function parseScopes(text: string): { scopes: Scope[]; problems: string[]
 export function parseBootstrapTokens(text: string | undefined): { tokens: BootstrapToken[]; problems: string[] } {
   const tokens: BootstrapToken[] = [];
   const problems: string[] = [];
+  /** The entry (0-based) each token came from: malformed entries make none. */
+  const entryOf: number[] = [];
   if (text === undefined) return { tokens, problems };
   const entries = text
     .split(',')
@@ -79,7 +81,12 @@ export function parseBootstrapTokens(text: string | undefined): { tokens: Bootst
     problems.push(...scopes.problems.map((p) => `${where} (${name}): ${p}`));
     if (secret.length < MIN_SECRET_LENGTH) problems.push(`${where} (${name}): secret must be at least ${MIN_SECRET_LENGTH} characters`);
     if (tokens.some((t) => t.name === name)) problems.push(`${where}: duplicate name "${name}"`);
-    tokens.push({ name, scopes: scopes.scopes, hash: hashSecret(secret) });
+    const hash = hashSecret(secret);
+    // A request is matched to a token by its secret: two tokens sharing one leave its scopes to chance.
+    const same = tokens.findIndex((t) => t.hash === hash);
+    if (same >= 0 && secret.length >= MIN_SECRET_LENGTH) problems.push(`${where} (${name}): the same secret as entry ${entryOf[same] + 1}`);
+    tokens.push({ name, scopes: scopes.scopes, hash });
+    entryOf.push(index);
   });
   return { tokens, problems };
 }
