@@ -11,7 +11,7 @@ import {
 } from '../../shared/domain/calls';
 import {
   availableBalance,
-  canAffordStart,
+  canAffordStartAt,
   feeAt,
   grantUnits,
   hasSpendLimits,
@@ -130,7 +130,7 @@ type Grant =
  */
 function grantOnEveryRoute(rated: readonly RatedParty[], caller: Party, start: Date, headroomSeconds: number): Grant {
   const fits = (rate: RateSnapshot | null, money: bigint, type: 'PREPAID' | 'POSTPAID') =>
-    type === 'PREPAID' && !canAffordStart(rate, money) ? 0 : grantUnits(rate, start, money, type, MAX_UNITS_CAP, headroomSeconds);
+    type === 'PREPAID' && !canAffordStartAt(rate, start, money) ? 0 : grantUnits(rate, start, money, type, MAX_UNITS_CAP, headroomSeconds);
   const unitsOn = (r: RatedParty, rate: RateSnapshot | null) => {
     const byBalance = fits(rate, r.available, r.party.account.type);
     const byLimits = r.room === null ? MAX_UNITS_CAP : fits(rate, r.room, 'PREPAID');

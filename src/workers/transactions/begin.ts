@@ -4,7 +4,7 @@ import { AccountDoc, callId, isReservation, RunningTransaction } from '../../sha
 import { covers, notFenced, type OutcomeDoc } from '../../shared/domain/calls/decisions';
 import { refusalAlert } from '../../shared/domain/alerts';
 import { beforeDeadline, type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
-import { availableBalance, canAffordStart, hasSpendLimits } from '../../shared/domain/rating';
+import { availableBalance, canAffordStartAt, hasSpendLimits } from '../../shared/domain/rating';
 import { spendRoom } from '../../shared/domain/ledger';
 import { conclude, decidedDone, fateOf, fencedAnswer, JobRef, type Fate } from './decide';
 import { removeEntry } from './entries';
@@ -52,7 +52,7 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     const prepaid = account.type === 'PREPAID' && !party.inbound;
     if (same && isReservation(same)) {
       // The call's authorization holds its slot: the entry takes it over, so the limit is not checked again.
-      if (prepaid && !canAffordStart(entry.rate, availableBalance(account.balance, running, new Date()))) {
+      if (prepaid && !canAffordStartAt(entry.rate, entry.timestamp_begin, availableBalance(account.balance, running, new Date()))) {
         return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
       }
       // Its authorization's hold (spend limits) stays with the call: the limits already granted it.
@@ -95,13 +95,20 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
       }
       return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
     }
-    if (prepaid && !canAffordStart(entry.rate, availableBalance(account.balance, running, new Date()))) {
+    if (prepaid && !canAffordStartAt(entry.rate, entry.timestamp_begin, availableBalance(account.balance, running, new Date()))) {
       return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
     }
     // Spend limits without a reservation to take over: the room they leave now must pay the start, and
     // the insert is conditional on the account as read (like a prepaid balance).
     const limited = !party.inbound && hasSpendLimits(account);
-    if (limited && !canAffordStart(entry.rate, (await spendRoom(deps.ctx.mongo.collections, account, new Date(), entry.call_id))!)) {
+    if (
+      limited &&
+      !canAffordStartAt(
+        entry.rate,
+        entry.timestamp_begin,
+        (await spendRoom(deps.ctx.mongo.collections, account, new Date(), entry.call_id))!,
+      )
+    ) {
       return { ok: false, reason: Reasons.SPEND_LIMIT_EXCEEDED };
     }
     // max 0 means no call at all.
@@ -161,7 +168,8 @@ async function insertOnAuthorizationRead(
     !fencedOut(account, entry) &&
     (max === null || max === undefined || (max > 0 && running.length < max)) &&
     !hasSpendLimits(account) &&
-    (account.type !== 'PREPAID' || canAffordStart(entry.rate, availableBalance(account.balance, running, new Date())));
+    (account.type !== 'PREPAID' ||
+      canAffordStartAt(entry.rate, entry.timestamp_begin, availableBalance(account.balance, running, new Date())));
   if (plain && (await pushEntry(deps, account, entry, true))) {
     return { ok: true, entryId: entry.id, decided: entry.begin_decided === true, made: entry };
   }

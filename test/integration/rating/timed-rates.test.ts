@@ -42,17 +42,28 @@ describe('rates by time of day through the call path', () => {
     ctx = await createTestContext();
     await seed(ctx, {
       carriers: [carrier('c1')],
-      pricelists: [pricelist('pl'), pricelist('soon')],
+      pricelists: [pricelist('pl'), pricelist('soon'), pricelist('steps')],
       rates: [
         rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, description: 'base' }),
         rate('pl', 'c1', '39', { rate: 600, rate_increment: 1, description: 'peak', timing: peak, timing_key: 'peak' }),
         rate('soon', 'c1', '39', { rate: 60, rate_increment: 1, description: 'base' }),
         rate('soon', 'c1', '39', { rate: 600, rate_increment: 1, description: 'peak', timing: soonWindow, timing_key: 'soon' }),
+        rate('steps', 'c1', '39', { rate: 60, rate_increment: 60, interval_start: 30, description: 'base' }),
+        rate('steps', 'c1', '39', {
+          rate: 600,
+          rate_increment: 60,
+          interval_start: 30,
+          description: 'peak',
+          timing: peak,
+          timing_key: 'peak',
+        }),
       ],
       accounts: [
         account('postpaid', { type: 'POSTPAID', balance: 0n, pricelist_tags: ['pl'] }),
         account('recorder', { type: 'POSTPAID', balance: 0n, pricelist_tags: ['pl'] }),
         account('prepaid', { balance: 600n, pricelist_tags: ['soon'] }),
+        account('short', { balance: 599n, pricelist_tags: ['steps'] }),
+        account('enough', { balance: 600n, pricelist_tags: ['steps'] }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -121,6 +132,17 @@ describe('rates by time of day through the call path', () => {
     const rec = await recordOf('prepaid', 'p1');
     expect(rec!.segments!.length).toBe(2);
     expect(await balance('prepaid')).toBeGreaterThanOrEqual(0n);
+  });
+
+  it('begin refuses a prepaid call that cannot pay its first charged increment at the price in force then', async () => {
+    // Started at 17:59:50 with 30 free seconds, its first charged increment starts at 18:00:20, at the
+    // peak (600 a minute, 60 s steps): 599 does not pay it, though the off-peak start price (60) would.
+    const late = callJobs(Date.parse('2026-01-05T17:59:50Z'));
+    expect(await run(begin, late.begin('s1', 'short'))).toMatchObject({ ok: false, reason: 'BALANCE_INSUFFICIENT' });
+    expect((await accounts().findOne({ account_tag: 'short' }))!.running_transactions).toEqual([]);
+    expect(await run(begin, late.begin('s1', 'enough'))).toMatchObject({ ok: true });
+    // Ended within its free seconds: nothing to charge.
+    expect(await run(end, late.end('s1', 'enough', 20))).toMatchObject({ ok: true });
   });
 
   it('the ledger audit stays exact', async () => {

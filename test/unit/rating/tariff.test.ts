@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { callFee, computeFee, feeAt, grantUnits, RatingIndex, snapshotOf } from '../../../src/shared/domain/rating';
+import { callFee, canAffordStartAt, computeFee, feeAt, grantUnits, RatingIndex, snapshotOf } from '../../../src/shared/domain/rating';
 import type { CarrierDoc, PricelistRateDoc, RateSnapshot, RateTiming } from '../../../src/shared/domain/types';
 
 /** Issue 34: rating a snapshot with timed prices (tariff.ts) and choosing timed rates in the index. */
@@ -107,5 +107,56 @@ describe('tariff: fee and grant of a snapshot', () => {
     const s = snapshotAt(onlyPeak, at);
     // From 22:00 no price matches: the call goes on at the price it started with.
     expect(callFee(s, at, 120).fee).toBe(computeFee(s, 120));
+  });
+});
+
+describe('tariff: what a record shows, and whether a call may start', () => {
+  it('a stretch at another price with the same terms is its own segment, named after that price', () => {
+    // The holiday price costs what the base costs: the fee is the same either way, but the record must
+    // say that the second minute went at the holiday price (docs/RATING.md, "A call across a boundary").
+    const idx = RatingIndex.build(
+      [rate({ description: 'base' }), rate({ description: 'holiday', timing: holiday, timing_key: 'holiday' })],
+      [carrier],
+      { holidays: ['2026-01-06'] },
+    );
+    const start = new Date('2026-01-05T23:59:00Z');
+    const charged = callFee(snapshotAt(idx, start), start, 120);
+    expect(charged.fee).toBe(120n);
+    expect(charged.segments!.map((s) => [s.from, s.seconds, s.description])).toEqual([
+      [0, 60, 'base'],
+      [60, 60, 'holiday'],
+    ]);
+  });
+
+  it('a call may start only if it pays its first charged increment at the price in force then', () => {
+    // Off-peak 60/min in 60 s steps, the first 30 s free; the peak (600/min) from 18:00. Started at
+    // 17:59:50, its first charged increment starts at 18:00:20, at the peak: 600, not 60.
+    const idx = RatingIndex.build(
+      [
+        rate({ description: 'base', rate_increment: 60, interval_start: 30 }),
+        rate({ rate: 600, description: 'peak', timing: peak, timing_key: 'peak', rate_increment: 60, interval_start: 30 }),
+      ],
+      [carrier],
+    );
+    const start = new Date('2026-01-05T17:59:50Z');
+    const snap = snapshotAt(idx, start);
+    expect(feeAt(snap, start, 31)).toBe(600n);
+    expect(canAffordStartAt(snap, start, 599n)).toBe(false);
+    expect(canAffordStartAt(snap, start, 600n)).toBe(true);
+    // Ten minutes earlier the whole first increment is off-peak.
+    const early = new Date('2026-01-05T17:49:50Z');
+    expect(canAffordStartAt(snapshotAt(idx, early), early, 60n)).toBe(true);
+    expect(canAffordStartAt(null, start, 0n)).toBe(true);
+  });
+
+  it('property: a call may start exactly when the fee of its first charged second fits', () => {
+    const idx = index();
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 7 * 86400 }), fc.bigInt({ min: 0n, max: 2000n }), (offset, money) => {
+        const start = new Date(MONDAY_1759.getTime() + offset * 1000);
+        const snap = snapshotAt(idx, start);
+        expect(canAffordStartAt(snap, start, money)).toBe(feeAt(snap, start, (snap.interval_start ?? 0) + 1) <= money);
+      }),
+    );
   });
 });

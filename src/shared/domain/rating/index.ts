@@ -31,6 +31,6 @@ export {
   type Holidays,
   type RateTiming,
 } from './timing';
-export { callFee, feeAt, grantUnits, timelineOf, type CallFee } from './tariff';
+export { callFee, canAffordStartAt, feeAt, grantUnits, timelineOf, type CallFee } from './tariff';
 export { committed, hasSpendLimits, hasWindowLimits, limitRoom, type SpendLimits, type Spent } from './limits';
 export { routeFor } from './account-route';

@@ -69,7 +69,9 @@ export function segmentedFee<P extends RateTerms>(start: number, seconds: number
     const secs = count * terms.increment;
     const amount = terms.rate * secs;
     const last = segments[segments.length - 1];
-    if (last && samePrice(last.price, price)) {
+    // The same price object: a timeline hands out one object per price, so two prices with equal terms
+    // (a holiday price that costs what the base does) stay apart and the record names each stretch's.
+    if (last && last.price === price) {
       last.seconds += Number(secs);
     } else {
       segments.push({ price, from: Number(pos), seconds: Number(secs), fee: 0n });
@@ -89,13 +91,6 @@ export function segmentedFee<P extends RateTerms>(start: number, seconds: number
     before = upTo;
   }
   return { fee: firstTerms.connectFee + ceilDiv(total, 60n), connectFee: firstTerms.connectFee, segments };
-}
-
-function samePrice(a: RateTerms, b: RateTerms): boolean {
-  return (
-    a === b ||
-    (a.connect_fee === b.connect_fee && a.rate === b.rate && a.rate_increment === b.rate_increment && a.interval_start === b.interval_start)
-  );
 }
 
 /** A timeline with one price all along: segmentedFee then equals the one-rate formula. */

@@ -1,9 +1,9 @@
 import type { AccountType, ChargedSegment, RateSnapshot, RateTerms, TimedPrice, TimedPrices } from '../types';
 import { computeFee } from './fee';
 import { segmentedFee, segmentedMaxUnits, type PriceTimeline } from './segments';
-import { termsOf } from './terms';
+import { normalizeTerms, termsOf } from './terms';
 import { copyTiming, edgesOf, nextBoundary, specificity, timingMatches, type Holidays } from './timing';
-import { maxAvailableUnits } from './units';
+import { canAffordStart, maxAvailableUnits } from './units';
 
 /**
  * The fee and the grant of a rate snapshot, whether it has one price or timed ones (issue 34). A
@@ -78,6 +78,18 @@ export function callFee(rate: RateSnapshot | null, start: Date, seconds: number)
 export function feeAt(rate: RateTerms | RateSnapshot, start: Date, seconds: number): bigint {
   if ('prefix' in rate && isTimed(rate)) return segmentedFee(start.getTime(), seconds, timelineOf(rate)).fee;
   return computeFee(rate, seconds);
+}
+
+/**
+ * Whether a prepaid call on `rate` starting at `start` may start: the available balance pays the connect
+ * fee and its first charged increment (docs/DESIGN.md section 4), that increment at the price in force
+ * when it starts. A timed rate's first charged second may fall in the next window (started at 17:59:50
+ * with 30 free seconds, the first increment is the peak's), so it is rated on the timeline: the fee of a
+ * call one second past `interval_start` is exactly the connect fee plus that one whole increment.
+ */
+export function canAffordStartAt(rate: RateSnapshot | null, start: Date, available: bigint): boolean {
+  if (rate === null || !isTimed(rate)) return canAffordStart(rate, available);
+  return feeAt(rate, start, Number(normalizeTerms(rate).intervalStart) + 1) <= available;
 }
 
 /**

@@ -164,7 +164,7 @@ function offsetAt(at: number, timeZone: string): number {
  * The next instant after `after` (epoch ms) at which a timing with these `edges` may change whether it
  * applies: the wall clock reaching an edge, or the clock itself jumping (a DST change). Between two
  * boundaries the applicable rate cannot change, so rating a call costs a step per boundary, not per
- * second (a 31-day call with peak and off-peak windows: about 62 steps).
+ * second (a 31-day call across daily peak and off-peak windows: about 94 steps, docs/RATING.md).
  */
 export function nextBoundary(after: number, timeZone: string, edges: readonly number[]): number {
   const { local, wall: wallNow } = wallClock(after, timeZone);
