@@ -1,5 +1,5 @@
 import { UnknownZone, Zone } from '../../../src/shared/domain/imports/cdr/local-time';
-import { choose, readTime } from '../../../src/shared/domain/imports/cdr/times';
+import { choose, instantsOf, readTime, type Instants } from '../../../src/shared/domain/imports/cdr/times';
 
 /**
  * Local wall-clock times of switches (Asterisk, FreeSWITCH) turned into instants with Intl's zone
@@ -90,5 +90,14 @@ describe('time cells', () => {
     expect(choose(null, answer, [h + 20 * 60_000], 20 * 60_000)).toEqual([0, 1, 0]);
     // Wholly inside the repeated hour, both readings agree: the earlier.
     expect(choose([0, h], [1000, h + 1000], [61_000, h + 61_000], 60_000)).toEqual([0, 0, 0]);
+  });
+
+  it('takes the latest reading of a repeated set-up time that is not after the answer', () => {
+    const at = (s: string) => instantsOf(readTime(s, 'datetime', berlin) as Instants);
+    // Set up at 02:29, answered at 02:30, ended at 03:10, billed 40 minutes: answered in the second 02:30
+    // (01:30Z), so set up in the second 02:29 (01:29Z), not in the first (a set-up of 61 minutes).
+    expect(choose(at('2026-10-25 02:29:00'), at('2026-10-25 02:30:00'), at('2026-10-25 03:10:00'), 2_400_000)).toEqual([1, 1, 0]);
+    // Answered in the first 02:30: the second 02:29 would be after it.
+    expect(choose(at('2026-10-25 02:29:00'), at('2026-10-25 02:30:00'), at('2026-10-25 02:40:00'), 600_000)).toEqual([0, 0, 0]);
   });
 });

@@ -152,8 +152,9 @@ export function readTime(value: string, format: TimeFormat, zone: Zone | null): 
  * The reading of a call's times to keep when one of them is a local time in a repeated hour: the
  * combination (earliest first) in which the call starts before it is answered, is answered before it
  * ends, and, when both the end and the billable time are written, ends closest to answer + billable
- * time. A call whose times all fall in the repeated hour and agree either way gets the earlier reading:
- * its duration, hence its fee, is the same either way. Returns indexes into each list.
+ * time; of the start's readings, the latest that is not after the answer. A call whose times all fall
+ * in the repeated hour and agree either way gets the earlier reading: its duration, hence its fee, is
+ * the same either way. Returns indexes into each list.
  */
 export function choose(
   start: readonly number[] | null,
@@ -166,7 +167,9 @@ export function choose(
   let best: [number, number, number] = [0, 0, 0];
   let bestScore = Infinity;
   for (let a = 0; a < answer.length; a++) {
-    for (let s = 0; s < starts.length; s++) {
+    // The start does not change the score: the first reading tried wins, so the latest goes first. Set up
+    // at 02:29 and answered in the second 02:30, a call was set up in the second 02:29, not an hour before.
+    for (let s = starts.length - 1; s >= 0; s--) {
       if (start && starts[s] > answer[a]) continue;
       for (let e = 0; e < ends.length; e++) {
         if (end && ends[e] < answer[a]) continue;
