@@ -219,6 +219,18 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
     expect(counts(totals)).toEqual({ lines: 4, accepted: 1, invalid: 0, unanswered: 0, otherRows: 2, paired: 1 });
     expect(calls[0].timestamp_begin).toBe('2026-01-15T10:00:00.000Z');
   });
+  it('counts a re-INVITE from the callee (the tags the other way round) as another row', async () => {
+    const rows = sample('kamailio/acc_1.log').toString().split('\n');
+    // The callee refreshes the session of c1 (rows[0]): From tag b1t, To tag a1f.
+    const reinvite = 'INVITE|b1t|a1f|c1@pbx.example|200|OK|1768471230|4930111001|carrier.example|198.51.100.7|alice|alice|pbx.example';
+    const { totals, calls, rejects } = await readCdrs(named('kamailio-acc'), [rows[0], reinvite, rows[2]].join('\n') + '\n');
+    expect(rejects).toEqual([]);
+    expect(counts(totals)).toEqual({ lines: 3, accepted: 1, invalid: 0, unanswered: 0, otherRows: 1, paired: 1 });
+    expect(calls.map((c) => [c.line, c.account_tag, c.timestamp_begin, c.timestamp_end])).toEqual([
+      [1, 'alice', '2026-01-15T10:00:00.000Z', '2026-01-15T10:01:02.000Z'],
+    ]);
+  });
+
   it('reads milliseconds with examples/kamailio/acc-time-attr.map.json (time_mode 2), rows as Kamailio 5.6 wrote them in the SIP lab', async () => {
     const map = readFileSync(path.join(examples, '..', 'kamailio', 'acc-time-attr.map.json'), 'utf8');
     // The BYE's process wrote its file first; the files were concatenated in name order.

@@ -66,13 +66,14 @@ export class Pairing<T> {
 }
 
 /**
- * Rows of one dialog: the same From tag on the caller's side. An end row from the callee has the tags
- * swapped; an empty tag (a switch that wrote none) matches any.
+ * Rows of one dialog: the same From tag on the caller's side. A row from the callee (its BYE, or its
+ * re-INVITE refreshing the session) has the tags swapped; an empty tag (a switch that wrote none)
+ * matches any.
  */
 function sameDialog(a: Leg, b: Leg): boolean {
   const begin = a.role === 'begin' ? a : b;
   const other = begin === a ? b : a;
   if (begin.fromTag === '' || (other.fromTag === '' && other.toTag === '')) return true;
-  if (other.role === 'begin') return other.fromTag === begin.fromTag;
+  if (other.role === 'begin') return other.fromTag === begin.fromTag || (other.fromTag === begin.toTag && other.toTag === begin.fromTag);
   return other.fromTag === begin.fromTag || other.toTag === begin.fromTag;
 }
