@@ -231,6 +231,31 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
     ]);
   });
 
+  it('ends a call only with a 2xx BYE: a failed BYE (481 after crossing BYEs, 408 timed out) is another row', async () => {
+    const rows = sample('kamailio/acc_1.log').toString().split('\n');
+    const bye = (code: string, reason: string, time: number) =>
+      `BYE|a1f|b1t|c1@pbx.example|${code}|${reason}|${time}|alice|pbx.example|192.0.2.10|4930111001|4930111001|pbx.example`;
+    const read = (...lines: string[]) => readCdrs(named('kamailio-acc'), lines.join('\n') + '\n');
+    // The caller's BYE timed out 30 s after the callee's BYE (rows[2]) ended the call; logged first or last.
+    for (const file of [
+      [rows[0], bye('408', 'Request Timeout', 1768471292), rows[2]],
+      [rows[0], rows[2], bye('481', 'Call/Transaction Does Not Exist', 1768471262)],
+    ]) {
+      const { totals, calls, rejects } = await read(...file);
+      expect(rejects).toEqual([]);
+      expect(counts(totals)).toEqual({ lines: 3, accepted: 1, invalid: 0, unanswered: 0, otherRows: 1, paired: 1 });
+      expect(calls.map((c) => [c.timestamp_begin, c.timestamp_end])).toEqual([['2026-01-15T10:00:00.000Z', '2026-01-15T10:01:02.000Z']]);
+    }
+    // Alone, a failed BYE is no call's end; a call whose only BYE failed waits for one, and is reported, never billed too long.
+    expect(counts((await read(bye('481', 'Call/Transaction Does Not Exist', 1768471262))).totals)).toMatchObject({
+      invalid: 0,
+      otherRows: 1,
+    });
+    expect((await read(rows[0], bye('408', 'Request Timeout', 1768471292))).rejects.map((r) => [r.line, r.reason])).toEqual([
+      [1, 'BAD_USER_INPUT: an INVITE row without its BYE row (Call-ID c1@pbx.example): not rated'],
+    ]);
+  });
+
   it('reads milliseconds with examples/kamailio/acc-time-attr.map.json (time_mode 2), rows as Kamailio 5.6 wrote them in the SIP lab', async () => {
     const map = readFileSync(path.join(examples, '..', 'kamailio', 'acc-time-attr.map.json'), 'utf8');
     // The BYE's process wrote its file first; the files were concatenated in name order.

@@ -159,6 +159,9 @@ export class CdrFormat {
     if (pairs) {
       const method = cells[l.method].trim().toUpperCase();
       const isEnd = method === pairs.end.toUpperCase();
+      // A BYE that failed (481 after BYEs crossed, 408 timed out) ended nothing, and may be logged after
+      // the one that did: taken as the end, it billed the call too long. The answered test (2xx) says.
+      if (isEnd && !this.answered(cells, l)) return { kind: 'skip', why: 'other' };
       // A row with its billable time is a whole call (OpenSIPS's cdr flag); any other row is paired.
       if (isEnd || (method === pairs.begin.toUpperCase() && bill === '')) {
         const callid = cells[l.callid].trim();
