@@ -211,6 +211,28 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
     ]);
   });
 
+  it('reads db_text files concatenated: a repeated definition line is skipped, another one is rejected', async () => {
+    const table = sample('kamailio/acc').toString();
+    const second = table.replace(/c(\d)@/g, 'd$1@');
+    const { totals, calls, rejects, header } = await readCdrs(named('kamailio-acc'), table + second);
+    expect(rejects).toEqual([]);
+    expect(header?.line).toBe(1);
+    expect(counts(totals)).toEqual({ lines: 10, accepted: 4, invalid: 0, unanswered: 2, otherRows: 0, paired: 4 });
+    expect(calls.map((c) => [c.line, c.transaction_tag])).toEqual([
+      [2, 'c1@192.0.2.10:5060'],
+      [3, 'c2@192.0.2.11:5060'],
+      [8, 'd1@192.0.2.10:5060'],
+      [9, 'd2@192.0.2.11:5060'],
+    ]);
+    // Another table's definition (a column more): not a row, and not this file's columns either.
+    const other = second.replace('dst_domain(string)', 'dst_domain(string) cause(string)');
+    const mixed = await readCdrs(named('kamailio-acc'), table + other);
+    expect(mixed.rejects.map((r) => [r.line, r.reason])).toEqual([
+      [7, expect.stringMatching(/^BAD_USER_INPUT: a db_text column definition line unlike the file's first/)],
+    ]);
+    expect(mixed.calls).toHaveLength(4);
+  });
+
   it('counts a second INVITE of a call in progress (a re-INVITE) and rows of other methods as other rows', async () => {
     const rows = sample('kamailio/acc_1.log').toString().split('\n');
     const reinvite = rows[0].replace('|1768471200|', '|1768471230|');

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { badInputReason } from '../../calls/reasons';
 import { csvCells, type CsvCells } from '../records';
 import type { Dialect } from './mapping';
 
@@ -10,11 +11,15 @@ import type { Dialect } from './mapping';
  *   delimiter, which is kept as written);
  * - db_text: a first line of column definitions (`id(int,auto) method(string) ...`), then rows
  *   separated by `:` with `\:`, `\\`, `\n`, `\r`, `\t` and `\0` escaped (README of db_text).
- * Told apart by the first line. Lines end in LF (or CRLF); empty lines are skipped and counted.
+ * Told apart by the first line. Lines end in LF (or CRLF); empty lines are skipped and counted. A later
+ * copy of db_text's definition line (files of one table concatenated) is skipped like the first.
  */
 
 /** A db_text column definition: `name(type)` or `name(type,attr)`. */
 const DB_TEXT_COLUMN = /^([A-Za-z_][A-Za-z0-9_]*)\((?:int|double|str|string|datetime|blob)(?:,[a-z]+)*\)$/;
+
+/** How a definition line begins (its first column's `name(`), where a db_text row begins with a value and `:`. */
+const DEFINITION_START = /^\s*[A-Za-z_][A-Za-z0-9_]*\(/;
 
 /** The column names of a db_text table definition line, or null when the line is not one. */
 export function dbTextHeader(line: string): string[] | null {
@@ -50,10 +55,19 @@ export function dbTextCells(line: string): string[] {
   return cells;
 }
 
+/** Why a db_text definition line that is not the file's first, and not a copy of it, is rejected. */
+export const OTHER_DEFINITION = badInputReason(
+  "a db_text column definition line unlike the file's first (a file of another table appended?): not a row; the rows after it are read with the first line's columns",
+);
+
+/** A db_text definition line's columns and types, for comparing two. */
+const definitionOf = (line: string) => line.trim().split(/\s+/).join(' ');
+
 async function* dbRows(input: Readable, delimiter: string): AsyncGenerator<CsvCells & { header?: true }> {
   const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
-  let dbText = false;
+  /** db_text: the file's definition line (its first). */
+  let definition: string | null = null;
   let first = true;
   for await (const text of lines) {
     line += 1;
@@ -63,12 +77,16 @@ async function* dbRows(input: Readable, delimiter: string): AsyncGenerator<CsvCe
       first = false;
       const names = dbTextHeader(raw);
       if (names) {
-        dbText = true;
+        definition = definitionOf(raw);
         yield { cells: names, raw, line, header: true };
         continue;
       }
+    } else if (definition !== null && DEFINITION_START.test(raw) && dbTextHeader(raw)) {
+      // db_text files of one table concatenated (to pair rows across them) each begin with the definition.
+      if (definitionOf(raw) !== definition) yield { cells: [], raw, line, error: OTHER_DEFINITION };
+      continue;
     }
-    yield { cells: dbText ? dbTextCells(raw) : raw.split(delimiter), raw, line };
+    yield { cells: definition !== null ? dbTextCells(raw) : raw.split(delimiter), raw, line };
   }
 }
 
