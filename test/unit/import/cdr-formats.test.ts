@@ -166,6 +166,47 @@ describe('freeswitch (mod_cdr_csv)', () => {
     ]);
     expect(rejects.map((r) => r.line)).toEqual([5]);
   });
+
+  it("reads mod_cdr_csv's default template, a space before its last quoted cell, with a mapping file", async () => {
+    const mapping = parseMapping({
+      name: 'fs-default',
+      columns: [
+        'caller_id_name',
+        'caller_id_number',
+        'destination_number',
+        'context',
+        'start_stamp',
+        'answer_stamp',
+        'end_stamp',
+        'duration',
+        'billsec',
+        'hangup_cause',
+        'uuid',
+        'bleg_uuid',
+        'accountcode',
+      ],
+      fields: {
+        transaction_tag: 'uuid',
+        account_tag: 'accountcode',
+        source: 'caller_id_number',
+        destination: 'destination_number',
+        start: 'start_stamp',
+        answer: 'answer_stamp',
+        end: 'end_stamp',
+        billsec: 'billsec',
+      },
+      time: { format: 'datetime', zone: 'UTC' },
+      answered: { column: 'answer_stamp', notEmpty: true },
+    });
+    // The template ends `"${bleg_uuid}", "${accountcode}"`.
+    const row =
+      '"Alice","1001","4930111001","default","2026-01-10 10:00:00","2026-01-10 10:00:05","2026-01-10 10:01:05","65","60","NORMAL_CLEARING","u-1","b-1", "alice"';
+    const { calls, rejects } = await readCdrs(new CdrFormat(mapping), `${row}\n`);
+    expect(rejects).toEqual([]);
+    expect(calls.map((c) => [c.transaction_tag, c.account_tag, c.timestamp_begin, c.timestamp_end])).toEqual([
+      ['u-1', 'alice', '2026-01-10T10:00:05.000Z', '2026-01-10T10:01:05.000Z'],
+    ]);
+  });
 });
 
 describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
@@ -346,6 +387,15 @@ describe('mapping files', () => {
     );
     expect(bad({ pairs: { method: 'id' } })).toThrow('pairs.callid: is required');
     expect(bad({ columns: undefined })).toThrow('columns: is required unless header is "required"');
+  });
+
+  it("read a reject file's records as written: a tab-separated row beginning with an empty cell", async () => {
+    const tsv = new CdrFormat(parseMapping({ ...base, delimiter: '\t', columns: ['note', ...base.columns] }));
+    const row = ['', '1.1', 'alice', '100', '4930111001', '1768471200', '60'].join('\t');
+    // The reject file writes such a record unquoted: its leading tab is the record's, not space to drop.
+    const { calls, rejects } = await readCdrs(tsv, `line,reason,record\n3,BAD_USER_INPUT: x,${row}\n`);
+    expect(rejects).toEqual([]);
+    expect(calls.map((c) => [c.line, c.transaction_tag])).toEqual([[3, '1.1']]);
   });
 
   it('name their format in the import id with their content and time zone: another reading is another import', () => {

@@ -114,6 +114,10 @@ describe('CSV records: line numbers and raw text', () => {
     for (const size of [1, 3, 7]) expect(await read(body, size)).toEqual(whole);
   });
 
+  it('allows spaces before a quoted cell, keeping the raw text as written', async () => {
+    expect(await read(`t1, "a"${REST}\n`)).toEqual([{ index: 0, line: 2, raw: `t1, "a"${REST}`, tag: 't1' }]);
+  });
+
   it('strips a byte order mark and still numbers from the header', async () => {
     expect(await read(`t1,a${REST}\n`, undefined, `\uFEFF${HEADER}\n`)).toEqual([{ index: 0, line: 2, raw: `t1,a${REST}`, tag: 't1' }]);
   });

@@ -166,11 +166,24 @@ interface ParsedRecord {
   error?: string;
 }
 
+/** How csvCells reads its input. */
+export interface CsvReading {
+  /** One character; `,` unless given. */
+  delimiter?: string;
+  /**
+   * A file of calls: spaces and tabs before a cell are dropped, so that one before a quoted cell is no
+   * error (FreeSWITCH's own default template writes `"${bleg_uuid}", "${accountcode}"`); every reader
+   * trims such cells anyway, and a quoted cell keeps its own spaces. Not for a reject file's own cells:
+   * its record cell is written unquoted when it can be, and may begin with its record's own tab.
+   */
+  ltrim?: boolean;
+}
+
 /**
  * The records of a CSV file (csv-parse, streaming), as cells: no header handling. A record with broken
  * quoting comes out whole with its problem, so one bad line never stops the import.
  */
-export async function* csvCells(input: Readable, delimiter = ','): AsyncGenerator<CsvCells> {
+export async function* csvCells(input: Readable, { delimiter = ',', ltrim = false }: CsvReading = {}): AsyncGenerator<CsvCells> {
   const parser = new NumberedParser({
     bom: true,
     delimiter,
@@ -178,6 +191,7 @@ export async function* csvCells(input: Readable, delimiter = ','): AsyncGenerato
     relax_column_count: true,
     skip_records_with_error: true,
     raw: true,
+    ltrim,
     // Any line end, mixed within a file (CDRs concatenated from several switches): left to itself,
     // csv-parse takes the first line's end for the whole file and misreads lines ending otherwise.
     record_delimiter: ['\r\n', '\n', '\r'],
@@ -196,7 +210,7 @@ export async function* csvCells(input: Readable, delimiter = ','): AsyncGenerato
 async function* csvRecords(input: Readable): AsyncGenerator<SourceRecord> {
   let columns: string[] | null = null;
   let index = 0;
-  for await (const { cells, raw, line, error } of csvCells(input)) {
+  for await (const { cells, raw, line, error } of csvCells(input, { ltrim: true })) {
     if (error !== undefined) {
       yield { index: -1, line, raw, error };
       continue;

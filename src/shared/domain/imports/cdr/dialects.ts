@@ -92,5 +92,5 @@ async function* dbRows(input: Readable, delimiter: string): AsyncGenerator<CsvCe
 
 /** Rows of cells of a file in a mapping's dialect; a db_text definition line comes marked as the header. */
 export function dialectRows(input: Readable, dialect: Dialect, delimiter: string): AsyncGenerator<CsvCells & { header?: true }> {
-  return dialect === 'db' ? dbRows(input, delimiter) : csvCells(input, delimiter);
+  return dialect === 'db' ? dbRows(input, delimiter) : csvCells(input, { delimiter, ltrim: true });
 }
