@@ -127,6 +127,33 @@ describe('asterisk (cdr_csv Master.csv)', () => {
     ]);
   });
 
+  it('rejects a row of 17 or 20 cells whose 17th is not a uniqueid (loguniqueid=no, loguserfield=yes: the userfield)', async () => {
+    const row = (dst: string, seventeenth: string, more = '', disposition = 'ANSWERED') =>
+      `"alice","100","${dst}","from-internal","Alice <100>","PJSIP/100-1","PJSIP/c-2","Dial","x","2026-01-15 10:00:00","2026-01-15 10:00:05","2026-01-15 10:01:05",65,60,"${disposition}","DOCUMENTATION","${seventeenth}"${more}`;
+    const file = [
+      row('4930111001', 'vip'),
+      row('4930111002', 'vip'),
+      row('4930111003', 'vip', ',"","1768471200.3","1"'),
+      row('4930111004', 'vip', '', 'NO ANSWER'),
+      row('4930111005', '1768471200.5'),
+      row('4930111006', 'pbx-berlin-1768471200.6'),
+      // 18 cells: the 17th is the uniqueid whatever it holds (an id given to the channel by ARI, say).
+      row('4930111007', 'my-own-id', ',"vip"'),
+    ];
+    const { totals, calls, rejects } = await readCdrs(named('asterisk', 'UTC'), file.join('\n') + '\n');
+    expect(counts(totals)).toEqual({ lines: 7, accepted: 3, invalid: 3, unanswered: 1, otherRows: 0, paired: 0 });
+    expect(calls.map((c) => [c.line, c.transaction_tag])).toEqual([
+      [5, '1768471200.5'],
+      [6, 'pbx-berlin-1768471200.6'],
+      [7, 'my-own-id'],
+    ]);
+    expect(rejects.map((r) => r.line)).toEqual([1, 2, 3]);
+    for (const { reason } of rejects)
+      expect(reason).toBe(
+        'BAD_USER_INPUT: transaction_tag (column uniqueid): not an Asterisk uniqueid (epoch.sequence, or systemname-epoch.sequence): with loguniqueid=no and loguserfield=yes this column is the userfield; describe that cdr.conf layout with --map',
+      );
+  });
+
   it('stops before anything is sent when the file is not in the format (no uniqueid column)', async () => {
     const row16 =
       '"alice","100","4930111001","from-internal","Alice","PJSIP/100-1","PJSIP/c-2","Dial","x","2026-01-15 10:00:00","2026-01-15 10:00:05","2026-01-15 10:01:05",65,60,"ANSWERED","DOCUMENTATION"';

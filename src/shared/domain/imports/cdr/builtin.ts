@@ -1,3 +1,4 @@
+import { badInputReason } from '../../calls/reasons';
 import { parseMapping, type Mapping } from './mapping';
 
 /**
@@ -35,7 +36,8 @@ export const BUILTIN_FORMATS = {
     name: 'asterisk',
     dialect: 'csv',
     header: 'auto',
-    // uniqueid is the call's own id: loguniqueid=yes. 17 cells are taken as uniqueid without userfield.
+    // uniqueid is the call's own id: loguniqueid=yes. 17 cells are taken as uniqueid without userfield
+    // (builtinMapping checks that the cell looks like one).
     columns: [
       [...ASTERISK_BASE, 'uniqueid'],
       [...ASTERISK_BASE, 'uniqueid', 'userfield'],
@@ -167,7 +169,26 @@ export function isBuiltinFormat(name: string): name is BuiltinFormat {
   return Object.hasOwn(BUILTIN_FORMATS, name);
 }
 
-/** A named format's mapping, read as a `--map` file is. */
+/** An Asterisk uniqueid: epoch.sequence, after `systemname-` when cdr.conf sets one. */
+const UNIQUEID = /^(\S+-)?\d+\.\d+$/;
+
+/**
+ * Asterisk rows of 17 and 20 cells are read with uniqueid and without userfield, but loguniqueid=no with
+ * loguserfield=yes writes the same number of cells, the userfield in that place. Taken as the
+ * transaction tag, a userfield ("vip", "") makes different calls one: the later ones counted as
+ * duplicates, never charged. So there the cell must look like a uniqueid; rows of 18 and 21 cells have
+ * both columns and are not doubted.
+ */
+function asteriskRow(cells: readonly string[]): string | null {
+  if ((cells.length !== 17 && cells.length !== 20) || UNIQUEID.test(cells[16].trim())) return null;
+  return badInputReason(
+    'transaction_tag (column uniqueid): not an Asterisk uniqueid (epoch.sequence, or systemname-epoch.sequence): with loguniqueid=no and loguserfield=yes this column is the userfield; describe that cdr.conf layout with --map',
+  );
+}
+
+/** A named format's mapping, read as a `--map` file is (with its own row check, which a file cannot hold). */
 export function builtinMapping(name: BuiltinFormat): Mapping {
-  return parseMapping(JSON.parse(JSON.stringify(BUILTIN_FORMATS[name])));
+  const mapping = parseMapping(JSON.parse(JSON.stringify(BUILTIN_FORMATS[name])));
+  if (name === 'asterisk') mapping.rowCheck = asteriskRow;
+  return mapping;
 }

@@ -63,6 +63,12 @@ export interface Mapping {
   pairs: PairRule | null;
   /** Shown with a layout error: what the operator may have to change on the switch. */
   note: string | null;
+  /**
+   * A named format's own test of the rows of its layouts told apart by number of cells (not of a header
+   * row's), for what a mapping cannot say (src/shared/domain/imports/cdr/builtin.ts): why a row that
+   * would be a call cannot be read so, or null. A mapping file has none; the import id does not hash it.
+   */
+  rowCheck?: (cells: readonly string[]) => string | null;
 }
 
 /** A mapping that cannot be used, naming the member at fault (`fields.answer: ...`). */

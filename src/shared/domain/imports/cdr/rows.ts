@@ -68,6 +68,8 @@ export interface Layout {
   callid: number;
   fromTag: number;
   toTag: number;
+  /** The mapping's rowCheck, for a layout chosen by number of cells. */
+  check: ((cells: readonly string[]) => string | null) | null;
 }
 
 const norm = (s: string) => s.trim().toLowerCase();
@@ -92,7 +94,7 @@ export class CdrFormat {
         `time.zone: ${mapping.name} reads local times: give the switch's time zone with --time-zone (an IANA name such as Europe/Berlin; UTC when the switch writes UTC)`,
       );
     this.zone = zoneName === null ? null : new Zone(zoneName);
-    for (const names of mapping.columns) this.byCount.set(names.length, this.layout(names));
+    for (const names of mapping.columns) this.byCount.set(names.length, this.layout(names, mapping.rowCheck ?? null));
     const canonical = JSON.stringify({ ...mapping, time: { ...mapping.time, zone: this.zone?.name ?? null } });
     this.key = `cdr:${mapping.name}:${createHash('sha256').update(canonical).digest('hex').slice(0, 16)}`;
   }
@@ -117,10 +119,11 @@ export class CdrFormat {
     const missing = columnsNeeded(this.mapping).filter((c) => !present.has(norm(c)));
     if (missing.length === 0 && !endsCalls(this.mapping, (c) => present.has(norm(c))))
       missing.push([this.mapping.fields.end, this.mapping.fields.billsec, this.mapping.fields.billmsec].filter(Boolean).join(' or '));
-    return missing.length === 0 ? { layout: this.layout(names) } : { missing };
+    // A header row names its columns: nothing for a row check to doubt.
+    return missing.length === 0 ? { layout: this.layout(names, null) } : { missing };
   }
 
-  private layout(names: string[]): Layout {
+  private layout(names: string[], check: Layout['check']): Layout {
     const index = new Map<string, number>();
     names.forEach((n, i) => {
       if (!index.has(norm(n))) index.set(norm(n), i);
@@ -149,6 +152,7 @@ export class CdrFormat {
       callid: at(p?.callid),
       fromTag: at(p?.from_tag),
       toTag: at(p?.to_tag),
+      check,
     };
   }
 
@@ -231,6 +235,8 @@ export class CdrFormat {
 
   /** The call's fields and times from one row; `whole`: its end too (else its end row gives it). A string: why not. */
   private parts(cells: string[], l: Layout, whole: boolean): CallParts | string {
+    const checked = l.check?.(cells);
+    if (checked) return checked;
     const f = this.mapping.fields;
     const cell = (at: number) => (at >= 0 ? cells[at].trim() : '');
     const input: Input = {};
