@@ -247,7 +247,7 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
       [2, 'c2@pbx.example', 'bob', '4930222002', '192.0.2.11', '2026-01-15T10:00:05.000Z', '2026-01-15T10:02:05.000Z'],
     ]);
     expect(rejects.map((r) => [r.line, r.reason])).toEqual([
-      [8, 'BAD_USER_INPUT: expected 13 cells but got 6'],
+      [8, "BAD_USER_INPUT: truncated: the file ends before this row's line end (cut while being written); not rated"],
       [6, 'BAD_USER_INPUT: a BYE row without its INVITE row (Call-ID c9@pbx.example): not rated'],
       [7, 'BAD_USER_INPUT: an INVITE row without its BYE row (Call-ID c4@pbx.example): not rated'],
     ]);
@@ -262,7 +262,7 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
 
   it('pairs a BYE that comes before its INVITE (files of several processes concatenated)', async () => {
     const rows = sample('kamailio/acc_1.log').toString().split('\n');
-    const { calls, rejects } = await readCdrs(named('kamailio-acc'), [rows[2], rows[0]].join('\n'));
+    const { calls, rejects } = await readCdrs(named('kamailio-acc'), [rows[2], rows[0]].join('\n') + '\n');
     expect(calls.map((c) => [c.line, c.transaction_tag, c.timestamp_begin, c.timestamp_end])).toEqual([
       [2, 'c1@pbx.example', '2026-01-15T10:00:00.000Z', '2026-01-15T10:01:02.000Z'],
     ]);
@@ -305,7 +305,7 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
     const rows = sample('kamailio/acc_1.log').toString().split('\n');
     const reinvite = rows[0].replace('|1768471200|', '|1768471230|');
     const message = rows[0].replace('INVITE|', 'MESSAGE|');
-    const { totals, calls } = await readCdrs(named('kamailio-acc'), [rows[0], reinvite, message, rows[2]].join('\n'));
+    const { totals, calls } = await readCdrs(named('kamailio-acc'), [rows[0], reinvite, message, rows[2]].join('\n') + '\n');
     expect(counts(totals)).toEqual({ lines: 4, accepted: 1, invalid: 0, unanswered: 0, otherRows: 2, paired: 1 });
     expect(calls[0].timestamp_begin).toBe('2026-01-15T10:00:00.000Z');
   });
@@ -382,13 +382,58 @@ describe('opensips-acc (acc table version 7)', () => {
       [3, 'o3@sbc.example', 'bob', null, '2026-01-15T10:01:40.000Z', '2026-01-15T10:02:25.000Z'],
       [5, 'o4@sbc.example', 'alice', '2026-01-15T10:04:58.000Z', '2026-01-15T10:05:00.000Z', '2026-01-15T10:05:30.001Z'],
     ]);
-    // The last line, cut inside its last cell, still has a layout's 11 cells: its cut `created` is what is wrong.
+    // The last line, cut inside its last cell, still has a layout's 11 cells: its missing line end tells.
     expect(rejects.map((r) => [r.line, r.reason])).toEqual([
-      [6, 'BAD_USER_INPUT: timestamp_auth (column created): must be between 2000-01-01 and 2100-12-31'],
+      [6, "BAD_USER_INPUT: truncated: the file ends before this row's line end (cut while being written); not rated"],
     ]);
+    // A row cut short further up (a crash, then the switch wrote on) has too few cells.
     const first = sample('opensips/acc_1.log').toString().split('\n')[0];
-    const cut = await readCdrs(named('opensips-acc'), `${first}\nINVITE|f9|t9|o9@sbc`);
+    const cut = await readCdrs(named('opensips-acc'), `${first}\nINVITE|f9|t9|o9@sbc\n`);
     expect(cut.rejects.map((r) => r.reason)).toContain('BAD_USER_INPUT: expected 9 or 11 or 13 cells but got 4');
+  });
+});
+
+describe('a last row without its line end (a file copied while the switch was writing it)', () => {
+  const TRUNCATED = "BAD_USER_INPUT: truncated: the file ends before this row's line end (cut while being written); not rated";
+
+  it('is rejected in a db_flatstore file, which ends every row with one, even when its cells look whole', async () => {
+    const first = 'INVITE|f1|t1|o1@sbc|200|OK|1768471204|alice|4930111001|4|1768471200|62|62480';
+    // Cut inside ms_duration (1800 s: 1800000 ms): read as it stands, a call of 18 ms.
+    const cut = 'INVITE|f4|t4|o4@sbc|200|OK|1768471500|alice|4930111004|2|1768471498|1800|18';
+    const { totals, calls, rejects } = await readCdrs(named('opensips-acc'), `${first}\n${cut}`);
+    expect(calls.map((c) => c.transaction_tag)).toEqual(['o1@sbc']);
+    expect(rejects).toEqual([{ line: 2, reason: TRUNCATED, raw: cut }]);
+    expect(counts(totals)).toMatchObject({ lines: 2, accepted: 1, invalid: 1 });
+    const cdrs = await readCdrs(named('kamailio-cdrs'), '1768471205|1768471325|120.000000|c2@pbx|bob|4930');
+    expect(cdrs.rejects.map((r) => [r.line, r.reason])).toEqual([[1, TRUNCATED]]);
+    // With its line end (LF or CRLF; empty lines after it change nothing) the row is whole.
+    for (const end of ['\n', '\r\n', '\n\n'])
+      expect((await readCdrs(named('opensips-acc'), `${first}\n${cut}00000${end}`)).calls.map((c) => c.timestamp_end)).toEqual([
+        '2026-01-15T10:01:06.480Z',
+        '2026-01-15T10:35:00.000Z',
+      ]);
+  });
+
+  it('is rejected in a CSV file when its last cell is not quoted; a quoted last cell closed by its quote is whole', async () => {
+    const row = (uid: string, more: string) =>
+      `"alice","100","4930111001","from-internal","Alice <100>","PJSIP/100-1","PJSIP/c-2","Dial","x","2026-01-15 10:00:00","2026-01-15 10:00:05","2026-01-15 10:01:05",65,60,"ANSWERED","DOCUMENTATION","${uid}"${more}`;
+    // newcdrcolumns: the last cell, sequence, is a bare integer; cut, it still makes 21 cells.
+    const first = row('1768471200.1', ',"","","1768471200.1","11"');
+    const cut = row('1768471200.2', ',"","","1768471200.2",1');
+    const { calls, rejects } = await readCdrs(named('asterisk', 'UTC'), `${first}\n${cut}`);
+    expect(calls.map((c) => c.transaction_tag)).toEqual(['1768471200.1']);
+    expect(rejects).toEqual([{ line: 2, reason: TRUNCATED, raw: cut }]);
+    const quoted = await readCdrs(named('asterisk', 'UTC'), `${first}\n${row('1768471200.2', ',""')}`);
+    expect(quoted.rejects).toEqual([]);
+    expect(quoted.calls.map((c) => c.transaction_tag)).toEqual(['1768471200.1', '1768471200.2']);
+  });
+
+  it('is read whole from a reject file, where each record is a cell', async () => {
+    const completed = 'INVITE|f4|t4|o4@sbc|200|OK|1768471500|alice|4930111004|2|1768471498|1800|1800000';
+    const rejects = `line,reason,record\n2,"${TRUNCATED}",${completed}\n`;
+    const { calls, rejects: again } = await readCdrs(named('opensips-acc'), rejects);
+    expect(again).toEqual([]);
+    expect(calls.map((c) => [c.line, c.timestamp_end])).toEqual([[2, '2026-01-15T10:35:00.000Z']]);
   });
 });
 

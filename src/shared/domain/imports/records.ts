@@ -109,7 +109,7 @@ class NumberedParser extends Parser {
   private failed(raw: string): void {
     const error = this.problem ?? 'unreadable record';
     this.problem = undefined;
-    this.push({ record: [], raw, line: 0, error } satisfies ParsedRecord);
+    this.push({ record: [], raw, line: 0, error, ended: false } satisfies ParsedRecord);
   }
 
   override push(chunk: unknown, encoding?: BufferEncoding): boolean {
@@ -118,6 +118,7 @@ class NumberedParser extends Parser {
       const { text, ends, ownEnd } = trimRecord(record.raw);
       record.line = this.lineEnds + ends - (ownEnd ? 1 : 0) + 1;
       record.raw = text;
+      record.ended = ownEnd;
       this.lineEnds += ends;
     }
     return super.push(chunk, encoding);
@@ -162,6 +163,8 @@ interface ParsedRecord {
   record: string[];
   raw: string;
   line: number;
+  /** Whether its own line end followed it (all but a last record the input ends inside). */
+  ended: boolean;
   /** Set on a record the parser skipped (bad quoting): why. */
   error?: string;
 }
@@ -177,13 +180,25 @@ export interface CsvReading {
    * its record cell is written unquoted when it can be, and may begin with its record's own tab.
    */
   ltrim?: boolean;
+  /**
+   * The file's writer ends every row with a line end (a switch's file): a last record without one whose
+   * last cell is not quoted comes out as TRUNCATED_ROW, however whole its cells look. A quoted last cell
+   * closed by its quote is whole (cut inside its quotes, the record is a quote left open).
+   */
+  lastLineEnd?: boolean;
 }
+
+/** Why a last row without its line end is rejected (a switch's file: csvCells' lastLineEnd). */
+export const TRUNCATED_ROW = badInputReason("truncated: the file ends before this row's line end (cut while being written); not rated");
 
 /**
  * The records of a CSV file (csv-parse, streaming), as cells: no header handling. A record with broken
  * quoting comes out whole with its problem, so one bad line never stops the import.
  */
-export async function* csvCells(input: Readable, { delimiter = ',', ltrim = false }: CsvReading = {}): AsyncGenerator<CsvCells> {
+export async function* csvCells(
+  input: Readable,
+  { delimiter = ',', ltrim = false, lastLineEnd = false }: CsvReading = {},
+): AsyncGenerator<CsvCells> {
   const parser = new NumberedParser({
     bom: true,
     delimiter,
@@ -198,8 +213,10 @@ export async function* csvCells(input: Readable, { delimiter = ',', ltrim = fals
   });
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
-  for await (const { record, raw, line, error } of parser as AsyncIterable<ParsedRecord>) {
-    yield error === undefined ? { cells: record, raw, line } : { cells: record, raw, line, error };
+  for await (const { record, raw, line, error, ended } of parser as AsyncIterable<ParsedRecord>) {
+    if (error !== undefined) yield { cells: record, raw, line, error };
+    else if (lastLineEnd && !ended && !raw.endsWith('"')) yield { cells: record, raw, line, error: TRUNCATED_ROW };
+    else yield { cells: record, raw, line };
   }
 }
 

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { badInputReason } from '../../calls/reasons';
-import { csvCells, type CsvCells } from '../records';
+import { csvCells, TRUNCATED_ROW, type CsvCells } from '../records';
 import type { Dialect } from './mapping';
 
 /**
@@ -11,8 +11,9 @@ import type { Dialect } from './mapping';
  *   delimiter, which is kept as written);
  * - db_text: a first line of column definitions (`id(int,auto) method(string) ...`), then rows
  *   separated by `:` with `\:`, `\\`, `\n`, `\r`, `\t` and `\0` escaped (README of db_text).
- * Told apart by the first line. Lines end in LF (or CRLF); empty lines are skipped and counted. A later
- * copy of db_text's definition line (files of one table concatenated) is skipped like the first.
+ * Told apart by the first line. Lines end in LF (or CRLF); empty lines are skipped and counted; a last
+ * line without its end was cut while being written (TRUNCATED_ROW). A later copy of db_text's definition
+ * line (files of one table concatenated) is skipped like the first.
  */
 
 /** A db_text column definition: `name(type)` or `name(type,attr)`. */
@@ -63,14 +64,28 @@ export const OTHER_DEFINITION = badInputReason(
 /** A db_text definition line's columns and types, for comparing two. */
 const definitionOf = (line: string) => line.trim().split(/\s+/).join(' ');
 
-async function* dbRows(input: Readable, delimiter: string): AsyncGenerator<CsvCells & { header?: true }> {
+type DbRow = CsvCells & { header?: true };
+
+async function* dbRows(input: Readable, delimiter: string, lastLineEnd: boolean): AsyncGenerator<DbRow> {
+  // db_flatstore and db_text end every row with LF: a last line without it was cut while being written,
+  // and may still have all its cells (a duration cut short). readline hides whether the last line had its
+  // end; the last byte of the input tells.
+  let lastByte = -1;
+  if (lastLineEnd)
+    input.on('data', (chunk: Buffer | string) => {
+      if (chunk.length > 0) lastByte = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
+    });
   const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
   /** db_text: the file's definition line (its first). */
   let definition: string | null = null;
   let first = true;
+  /** The last row read: sent on when another line follows it, which proves its line end. */
+  let held: DbRow | null = null;
   for await (const text of lines) {
     line += 1;
+    if (held !== null) yield held;
+    held = null;
     const raw = line === 1 ? text.replace(/^\uFEFF/, '') : text;
     if (raw.trim() === '') continue;
     if (first) {
@@ -78,19 +93,26 @@ async function* dbRows(input: Readable, delimiter: string): AsyncGenerator<CsvCe
       const names = dbTextHeader(raw);
       if (names) {
         definition = definitionOf(raw);
-        yield { cells: names, raw, line, header: true };
+        held = { cells: names, raw, line, header: true };
         continue;
       }
     } else if (definition !== null && DEFINITION_START.test(raw) && dbTextHeader(raw)) {
       // db_text files of one table concatenated (to pair rows across them) each begin with the definition.
-      if (definitionOf(raw) !== definition) yield { cells: [], raw, line, error: OTHER_DEFINITION };
+      if (definitionOf(raw) !== definition) held = { cells: [], raw, line, error: OTHER_DEFINITION };
       continue;
     }
-    yield { cells: definition !== null ? dbTextCells(raw) : raw.split(delimiter), raw, line };
+    held = { cells: definition !== null ? dbTextCells(raw) : raw.split(delimiter), raw, line };
   }
+  if (held === null) return;
+  const ended = !lastLineEnd || lastByte === 0x0a || lastByte === 0x0d;
+  yield ended || held.error !== undefined ? held : { ...held, error: TRUNCATED_ROW };
 }
 
-/** Rows of cells of a file in a mapping's dialect; a db_text definition line comes marked as the header. */
-export function dialectRows(input: Readable, dialect: Dialect, delimiter: string): AsyncGenerator<CsvCells & { header?: true }> {
-  return dialect === 'db' ? dbRows(input, delimiter) : csvCells(input, { delimiter, ltrim: true });
+/**
+ * Rows of cells of a file in a mapping's dialect; a db_text definition line comes marked as the header.
+ * `lastLineEnd`: the input is a switch's file, whose last row without its line end is truncated (not a
+ * reject file's record, which its cell holds whole).
+ */
+export function dialectRows(input: Readable, dialect: Dialect, delimiter: string, lastLineEnd: boolean): AsyncGenerator<DbRow> {
+  return dialect === 'db' ? dbRows(input, delimiter, lastLineEnd) : csvCells(input, { delimiter, ltrim: true, lastLineEnd });
 }

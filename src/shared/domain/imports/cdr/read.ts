@@ -91,7 +91,7 @@ class Rows {
 
 async function* fileRows(input: Readable, format: CdrFormat): AsyncGenerator<CdrRow> {
   const rows = new Rows(format, true);
-  for await (const row of dialectRows(input, format.mapping.dialect, format.mapping.delimiter)) {
+  for await (const row of dialectRows(input, format.mapping.dialect, format.mapping.delimiter, true)) {
     const header = rows.headerOf(row);
     if (header) yield header;
     else yield rows.data(row);
@@ -117,7 +117,7 @@ async function* rejectRows(input: Readable, format: CdrFormat): AsyncGenerator<C
       continue;
     }
     const originalLine = Number(lineCell);
-    for await (const row of dialectRows(Readable.from([Buffer.from(record)]), format.mapping.dialect, format.mapping.delimiter)) {
+    for await (const row of dialectRows(Readable.from([Buffer.from(record)]), format.mapping.dialect, format.mapping.delimiter, false)) {
       if (reason === HEADER_ROW_REASON) {
         const header = rows.headerOf(row);
         if (!header) throw new HeaderError(`${format.name}: the reject file's header row is not a header of this format`);
