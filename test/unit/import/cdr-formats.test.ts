@@ -12,6 +12,7 @@ import {
   type BuiltinFormat,
 } from '../../../src/shared/domain/imports';
 import type { BatchSubmitter } from '../../../src/shared/domain/imports';
+import { BUILTIN_FORMATS } from '../../../src/shared/domain/imports/cdr/builtin';
 import type { ImportLine } from '../../../src/shared/domain/queues/payloads';
 
 /**
@@ -195,35 +196,13 @@ describe('freeswitch (mod_cdr_csv)', () => {
   });
 
   it("reads mod_cdr_csv's default template, a space before its last quoted cell, with a mapping file", async () => {
+    // The `example` template without its codecs, as an operator would copy the format into a mapping file.
+    const example = BUILTIN_FORMATS.freeswitch;
     const mapping = parseMapping({
+      ...example,
       name: 'fs-default',
-      columns: [
-        'caller_id_name',
-        'caller_id_number',
-        'destination_number',
-        'context',
-        'start_stamp',
-        'answer_stamp',
-        'end_stamp',
-        'duration',
-        'billsec',
-        'hangup_cause',
-        'uuid',
-        'bleg_uuid',
-        'accountcode',
-      ],
-      fields: {
-        transaction_tag: 'uuid',
-        account_tag: 'accountcode',
-        source: 'caller_id_number',
-        destination: 'destination_number',
-        start: 'start_stamp',
-        answer: 'answer_stamp',
-        end: 'end_stamp',
-        billsec: 'billsec',
-      },
+      columns: example.columns.slice(0, 13),
       time: { format: 'datetime', zone: 'UTC' },
-      answered: { column: 'answer_stamp', notEmpty: true },
     });
     // The template ends `"${bleg_uuid}", "${accountcode}"`.
     const row =
