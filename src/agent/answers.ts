@@ -74,7 +74,12 @@ export const operationAnswerFields: Record<keyof OperationAnswer, AnswerField> =
 
 export const authorizationAnswerFields: Record<keyof AuthorizationAnswer, AnswerField> = {
   authorized: { type: 'boolean', nullable: false, description: 'Whether the call may start now' },
-  unauthorized_reason: { type: 'string', nullable: true, description: `Why not: ${REFUSALS}, ${FAILURES}; null when authorized` },
+  // OUTCOME_UNKNOWN is not among them: an authorization changes no money, so the agent answers UNAVAILABLE.
+  unauthorized_reason: {
+    type: 'string',
+    nullable: true,
+    description: `Why not: ${REFUSALS}, DUPLICATE_TRANSACTION (the tag names a call already running), BUSY, TIMEOUT, UNAVAILABLE; null when authorized`,
+  },
   max_available_units: {
     type: 'int',
     nullable: false,

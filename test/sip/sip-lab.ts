@@ -269,6 +269,7 @@ async function seed(lab: Lab): Promise<void> {
     duo: createAccount(account_tag: "duo", type: PREPAID, balance: "100000", max_concurrent_transactions: 2, pricelist_tags: ["lab"]) { id }
     detour: createAccount(account_tag: "detour", type: PREPAID, balance: "100000", carrier_tags: ["carrier-b"], pricelist_tags: ["lab"]) { id }
     deadend: createAccount(account_tag: "deadend", type: PREPAID, balance: "100000", max_concurrent_transactions: 1, carrier_tags_override: ["carrier-b"], pricelist_tags: ["lab"]) { id }
+    replayer: createAccount(account_tag: "replayer", type: PREPAID, balance: "100000", carrier_tags_override: ["carrier-a"], pricelist_tags: ["lab"]) { id }
     ringer: createAccount(account_tag: "ringer", type: PREPAID, balance: "100000", max_concurrent_transactions: 1, carrier_tags_override: ["carrier-c"], pricelist_tags: ["lab"]) { id }
     tight: createAccount(account_tag: "tight", type: PREPAID, balance: "${TIGHT_BALANCE}", carrier_tags_override: ["carrier-b", "carrier-a"], pricelist_tags: ["lab-cheap-b"]) { id }
   }`);
@@ -321,22 +322,30 @@ interface CallRecord {
   fee: string;
 }
 
-async function records(tags: string[]): Promise<CallRecord[]> {
+/**
+ * The Call-ID a record belongs to. The config tags a call `<Call-ID>/<seconds.microseconds>` (docs/SIP.md,
+ * "The transaction tag"); check 8's own begins and imports tag a call by its Call-ID alone.
+ */
+const callIdOf = (tag: string) => tag.replace(/\/\d+\.\d+$/, '');
+
+/** The records of these calls (by Call-ID), every tag of each: a lab holds a few dozen records. */
+async function records(callIds: string[]): Promise<CallRecord[]> {
   const data = await gql<{ allTransactions: CallRecord[] }>(
-    `query ($tags: [String!]) { allTransactions(perPage: 1000, filter: { transaction_tag: $tags }) {
+    `query { allTransactions(perPage: 1000) {
       transaction_tag account_tag destination carrier_ip timestamp_begin timestamp_end duration fee } }`,
-    { tags },
   );
-  return data.allTransactions;
+  const wanted = new Set(callIds);
+  return data.allTransactions.filter((r) => wanted.has(callIdOf(r.transaction_tag)));
 }
 
-/** The calls' records, once processing has written them all (bounded wait). */
-async function recordsOf(tags: string[], withinMs = 30_000): Promise<Map<string, CallRecord>> {
+/** The calls' records by Call-ID, once processing has written them all (bounded wait). */
+async function recordsOf(callIds: string[], withinMs = 30_000): Promise<Map<string, CallRecord>> {
   const until = Date.now() + withinMs;
   for (;;) {
-    const found = new Map((await records(tags)).map((r) => [r.transaction_tag, r]));
-    if (tags.every((t) => found.has(t))) return found;
-    if (Date.now() > until) fail(`no transaction record for ${tags.filter((t) => !found.has(t)).join(', ')} within ${withinMs / 1000} s`);
+    const found = new Map((await records(callIds)).map((r) => [callIdOf(r.transaction_tag), r]));
+    if (callIds.every((t) => found.has(t))) return found;
+    if (Date.now() > until)
+      fail(`no transaction record for ${callIds.filter((t) => !found.has(t)).join(', ')} within ${withinMs / 1000} s`);
     await sleep(250);
   }
 }
@@ -360,7 +369,7 @@ async function call(
   lab: Lab,
   label: string,
   caller: string,
-  options: { scenario?: string; holdMs?: number; destination?: string; proxyPort?: number } = {},
+  options: { scenario?: string; holdMs?: number; destination?: string; proxyPort?: number; callId?: string } = {},
 ): Promise<CallResult> {
   const scenario = options.scenario ?? 'uac_call.xml';
   const port = await freeUdpPort(lab.ports);
@@ -389,7 +398,8 @@ async function call(
       '-d',
       String(options.holdMs ?? 1000),
       '-cid_str',
-      `lab-${label}-%u-%p@%s`,
+      // A fixed Call-ID: a caller sending an earlier call's again (check 9).
+      options.callId ?? `lab-${label}-%u-%p@%s`,
       '-trace_logs',
       '-log_file',
       actions,
@@ -748,6 +758,40 @@ function rateStamps(logFile: string): Map<string, Stamps> {
 }
 
 /**
+ * 9. A caller sends a charged call's Call-ID again, and that attempt fails (every carrier refuses it):
+ * the config's rollback of the failed attempt must not take back the charged call. The config tags each
+ * INVITE with its Call-ID and the moment it arrived (docs/SIP.md, "The transaction tag"); with the
+ * Call-ID alone as the tag, that rollback refunded and deleted the first call's record.
+ */
+async function checkReplayedCallId(lab: Lab): Promise<void> {
+  const callId = `lab-replay-${process.pid}@${HOST}`;
+  const first = await call(lab, 'replay-1', 'replayer', { holdMs: 1300, callId });
+  expect(first.outcome === 'answered', `check 9: the first call of replayer was not answered: ${first.refusal}`);
+  const charged = (await recordsOf([callId])).get(callId)!;
+  const before = await settled('replayer', 100000n - BigInt(charged.fee));
+  expect(BigInt(charged.fee) > 0n, `check 9: the first call was not charged (fee ${charged.fee})`);
+  // The same caller, its calls now sent to carrier B only, which answers every INVITE 503.
+  await gql(`mutation { updateAccount(account_tag: "replayer", carrier_tags_override: ["carrier-b"]) { id } }`);
+  const again = await call(lab, 'replay-2', 'replayer', { callId });
+  log(`  first call charged ${charged.fee}; the same Call-ID again: "${again.refusal || again.outcome}"`);
+  expect(
+    again.outcome === 'refused' && invitesSeen(lab.uasB).has(callId),
+    `check 9: the second attempt should reach carrier B and fail; got "${again.refusal || again.outcome}"`,
+  );
+  const after = await settled('replayer');
+  const left = await records([callId]);
+  expect(
+    left.length === 1 && left[0].fee === charged.fee && left[0].transaction_tag === charged.transaction_tag,
+    `check 9: the charged call's record after the failed attempt with its Call-ID: ${JSON.stringify(left)}`,
+  );
+  expect(
+    after.balance === before.balance,
+    `check 9: the balance went from ${before.balance} to ${after.balance}: the failed attempt took the charged call back`,
+  );
+  expect(after.running === 0, `check 9: replayer still has ${after.running} running entries`);
+}
+
+/**
  * 8. A switch not asked to rate: Kamailio's own acc module writes the calls into db_flatstore files, the
  * files are imported, and each call is charged exactly what the real-time path charges for it.
  */
@@ -1059,6 +1103,7 @@ async function main(): Promise<void> {
       ['6. a call refused by every carrier or cancelled after authorization releases its reservation', checkRollback],
       ['7. a 503 from the cheapest carrier fails over to a dearer one, cut at the grant: the balance stays >= 0', checkFailoverCut],
       ["8. a switch not asked to rate: Kamailio's acc files imported, each call charged as in real time", checkCdrFiles],
+      ["9. a caller re-sending a charged call's Call-ID, that attempt failing, cannot take the charged call back", checkReplayedCallId],
     ];
     for (const [name, check] of checks) {
       const t = Date.now();

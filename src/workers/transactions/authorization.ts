@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { callId, RateSnapshot, RunningTransaction } from '../../shared/domain/types';
+import { callId, isReservation, RateSnapshot, RunningTransaction } from '../../shared/domain/types';
 import {
   type AuthorizationJob,
   type AuthorizationResult,
@@ -69,6 +69,12 @@ async function tryAuthorize(deps: TransactionDeps, job: AuthorizationJob): Promi
   const index = await deps.rating.index();
   const now = new Date();
   const call = job.transaction_tag === null ? null : callId(job.account_tag, job.transaction_tag);
+  // A tag the caller already has running names another call: a SIP caller chooses its Call-ID, and a
+  // proxy that rolls back a cancelled call by that tag would take the running one back uncharged
+  // (docs/SIP.md, "The transaction tag"). Read from the account already in hand: no command more.
+  const caller = resolved.parties[0].account;
+  if (call !== null && (caller.running_transactions ?? []).some((e) => e.call_id === call && !isReservation(e)))
+    return refuse(Reasons.DUPLICATE_TRANSACTION, caller.account_tag);
   const rated: RatedParty[] = [];
   for (const [i, party] of resolved.parties.entries()) {
     const { account } = party;

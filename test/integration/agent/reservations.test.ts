@@ -47,6 +47,8 @@ describe('concurrency reservations at authorization', () => {
         account('parent1', { max_concurrent_transactions: 1 }),
         account('kid1', { linked_accounts: ['parent1'] }),
         account('kid2', { linked_accounts: ['parent1'] }),
+        account('replay', { balance: 100_000n }),
+        account('replayLimited', { balance: 100_000n, max_concurrent_transactions: 3 }),
       ],
     });
   });
@@ -116,6 +118,27 @@ describe('concurrency reservations at authorization', () => {
     expect(await authorize('free')).toMatchObject({ authorized: true });
     expect(await entries('free')).toHaveLength(0);
   });
+
+  // A SIP caller chooses its Call-ID, which proxies send as the tag: a new INVITE reusing a running
+  // call's Call-ID must not be authorized, or the proxy's rollback when it is cancelled would take back
+  // the running call uncharged (docs/SIP.md, "The transaction tag").
+  it.each(['replay', 'replayLimited'])(
+    'an authorization of a tag already begun on %s is refused, and the running call is kept',
+    async (tag) => {
+      expect(await authorize(tag, 'live')).toMatchObject({ authorized: true });
+      expect(await begin(tag, 'live')).toMatchObject({ ok: true });
+      expect(await authorize(tag, 'live')).toMatchObject({
+        authorized: false,
+        unauthorized_reason: 'DUPLICATE_TRANSACTION',
+        unauthorized_account_tag: tag,
+        max_available_units: 0,
+      });
+      const running = await entries(tag);
+      expect(running).toHaveLength(1);
+      expect(running[0]).toMatchObject({ transaction_tag: 'live', in_progress: true });
+      expect(running[0].reserved_until ?? null).toBeNull();
+    },
+  );
 
   it('recordTransaction of an authorized call releases its reservation', async () => {
     expect(await authorize('cdr1', 'd1')).toMatchObject({ authorized: true });
