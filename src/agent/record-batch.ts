@@ -33,7 +33,8 @@ export class RecordBatchService {
     const events = createQueueEvents(ctx.newRedis(), bullmqPrefix(ctx.config), QueueNames.imports);
     // The connection is closed with the context; that ends the event loop with an error we expect.
     events.on('error', (err) => ctx.logger.debug({ err }, 'imports queue events'));
-    await events.waitUntilReady();
+    // Not waited for here: a first request while Redis is away must still answer in time (record()).
+    events.waitUntilReady().catch(() => undefined);
     return new RecordBatchService(ctx, events);
   }
 
@@ -66,7 +67,12 @@ export class RecordBatchService {
     let outcome: ImportBatchResult | null = null;
     let failure: Reason = Reasons.TIMEOUT;
     try {
-      const job = await this.ctx.queues.imports.add('record-batch', { import_id: importId, batch: 0, lines, deadline }, { jobId: batchId });
+      // The events stream is read before the job is added, or its completion could pass unseen.
+      await byDeadline(this.events.waitUntilReady(), deadline);
+      const job = await byDeadline(
+        this.ctx.queues.imports.add('record-batch', { import_id: importId, batch: 0, lines, deadline }, { jobId: batchId }),
+        deadline,
+      );
       outcome = (await job.waitUntilFinished(this.events, deadline - Date.now())) as ImportBatchResult;
     } catch (err) {
       if (!/timed out/i.test((err as Error).message ?? '')) {
@@ -101,6 +107,24 @@ export class RecordBatchService {
     if (decision.won || decision.doc.state !== 'done') return null;
     return (await finishedBatch(this.ctx.mongo.db, batchId))?.result ?? null;
   }
+}
+
+/**
+ * A step before the wait, bounded by the deadline: while Redis is unreachable ioredis holds a command (it
+ * reconnects without end), and the answer must still come within AGENT_TIMEOUT_MS + AGENT_ABANDON_MS. Past
+ * the deadline the batch is recorded abandoned (the caller's catch), so an add that lands later is taken
+ * back by its worker. The late step's own failure, if any, has nobody to tell.
+ */
+function byDeadline<T>(step: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error('the imports queue did not take the batch before its deadline (Redis unreachable?)')),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  step.catch(() => undefined);
+  return Promise.race([step, late]).finally(() => clearTimeout(timer));
 }
 
 /** One service per process context, started on first use (the GraphQL module and the REST route share it). */

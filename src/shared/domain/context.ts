@@ -1,7 +1,7 @@
 import type { Config } from '../infra/config';
 import type { Logger } from '../infra/logger';
 import { writeConcernOf } from '../infra/mongo';
-import { createRedis, RedisClient } from '../infra/redis';
+import { closeRedis, createRedis, RedisClient } from '../infra/redis';
 import { quitOnce, redisTarget, type Endpoints, type ServiceContext } from '../infra/service-context';
 import { bullmqPrefix, createQueues, Queues } from './queues/queues';
 import { connectMongo, ensureIndexes, Mongo } from './store';
@@ -38,8 +38,8 @@ export async function createContext(config: Config, endpoints: Endpoints, logger
     },
     close: async () => {
       await queues.close();
-      await Promise.allSettled(extra.map((c) => c.quit()));
-      await redis.quit().catch(() => undefined);
+      await Promise.all(extra.map((c) => closeRedis(c)));
+      await closeRedis(redis);
       await mongo.close();
     },
   };

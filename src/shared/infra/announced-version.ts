@@ -1,5 +1,5 @@
 import type { ServiceContext } from './service-context';
-import type { RedisClient } from './redis';
+import { closeRedis, type RedisClient } from './redis';
 
 /**
  * Data that processes keep in memory and others change: every committed change bumps a version in
@@ -77,6 +77,6 @@ export class AnnouncedVersion {
   }
 
   async close(): Promise<void> {
-    await this.subscriber.quit().catch(() => undefined);
+    await closeRedis(this.subscriber);
   }
 }

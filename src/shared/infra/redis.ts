@@ -106,3 +106,25 @@ export async function deleteKeys(redis: RedisClient, keys: string[]): Promise<vo
   }
   await Promise.all(keys.map((key) => redis.del(key)));
 }
+
+/** How long a closing connection waits for Redis to answer its QUIT. */
+const QUIT_WAIT_MS = 2000;
+
+/**
+ * Closes a connection: QUIT (what is in flight is answered first), or, when Redis does not answer it in
+ * time, the socket dropped. While Redis is unreachable ioredis holds commands in its offline queue and
+ * QUIT waits behind them for good: a service stopped then would never finish stopping.
+ */
+export async function closeRedis(connection: RedisClient, waitMs = QUIT_WAIT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const quit = connection.quit().then(
+    () => true,
+    () => false,
+  );
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), waitMs);
+  });
+  const quitted = await Promise.race([quit, late]);
+  clearTimeout(timer);
+  if (!quitted) connection.disconnect();
+}

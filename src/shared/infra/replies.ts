@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { replyChannel, type CallQueue } from './call-queue';
-import type { RedisClient } from './redis';
+import { closeRedis, type RedisClient } from './redis';
 
 /**
  * Answers addressed to the agent that asked (issue 12). A job carries `reply_to`, its agent's inbox;
@@ -92,7 +92,7 @@ export class ReplyInbox {
 
   async close(): Promise<void> {
     for (const [jobId] of this.waiting) this.forget(jobId);
-    await this.subscriber.quit().catch(() => this.subscriber.disconnect());
+    await closeRedis(this.subscriber);
   }
 }
 
