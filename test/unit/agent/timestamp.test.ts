@@ -73,6 +73,14 @@ describe('agent timestamps: datetimes and epoch seconds', () => {
     }
   });
 
+  // The same bounds in either form: a datetime's year mistyped (9999, 1800) would bill centuries.
+  it('holds datetimes to years 2000 to 2100 too', () => {
+    expect(ms('2000-01-01T00:00:00Z')).toBe(Date.UTC(2000, 0, 1));
+    expect(ms('2100-12-31T23:59:59.999Z')).toBe(Date.UTC(2101, 0, 1) - 1);
+    for (const value of ['1999-12-31T23:59:59Z', '2101-01-01T00:00:00Z', '9999-12-31T23:59:59', '1800-01-01T00:00:00'])
+      expectRefused(timestamp, value, /from 2000-01-01 to 2100-12-31/);
+  });
+
   it('refuses other forms, naming the field', () => {
     for (const value of [
       '1763912345.1234567',

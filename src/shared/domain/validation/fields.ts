@@ -120,8 +120,8 @@ export const kinds: { [K in FieldKind]: Kind<KindValues[K]> } = {
       ],
     }),
     accepts:
-      'UTC: a datetime YYYY-MM-DDTHH:MM:SS (optional fraction of up to 3 digits, optional Z), or epoch seconds with up to 6 decimals' +
-      ` between ${EPOCH_MIN_SECONDS} and ${EPOCH_MAX_SECONDS} (years 2000 to 2100), as a JSON number or a decimal string. GraphQL takes it as a String.`,
+      'UTC, years 2000 to 2100: a datetime YYYY-MM-DDTHH:MM:SS (optional fraction of up to 3 digits, optional Z), or epoch seconds with up to 6 decimals' +
+      ` between ${EPOCH_MIN_SECONDS} and ${EPOCH_MAX_SECONDS}, as a JSON number or a decimal string. GraphQL takes it as a String.`,
     graphql: 'String',
   },
 };

@@ -14,6 +14,7 @@ export const MAX_TIMESTAMP_LENGTH = 64;
 /**
  * Epoch seconds accepted: years 2000 to 2100. Outside that a number is a unit mistake (milliseconds or
  * microseconds sent as seconds land thousands of years ahead) or a proxy's unset clock, not a call.
+ * Datetimes are held to the same years.
  */
 export const EPOCH_MIN_SECONDS = Date.UTC(2000, 0, 1) / 1000;
 export const EPOCH_MAX_SECONDS = Date.UTC(2101, 0, 1) / 1000 - 1;
@@ -52,5 +53,9 @@ export const timestamp: Parse<Date> = (field, value) => {
   if (epoch) return inRange(field, epochDigitsToMs(epoch[1], epoch[2] ?? ''));
   const parsed = parseDateTime(value);
   if (!parsed) throw badInput(field, `must be ${FORMS}`);
+  // The epoch bounds, for the same reason: a mistyped year is not a call.
+  const t = parsed.getTime();
+  if (t < EPOCH_MIN_SECONDS * 1000 || t > EPOCH_MAX_SECONDS * 1000 + 999)
+    throw badInput(field, 'must be a time from 2000-01-01 to 2100-12-31 (UTC)');
   return parsed;
 };
