@@ -30,7 +30,7 @@ export function recordBatchModule(): SchemaModule {
         index: Int!
         transaction_tag: String
         ok: Boolean!
-        "As recordTransaction (NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, DUPLICATE_TRANSACTION, TIMEOUT), or BAD_USER_INPUT: <field>: <problem>; null when ok"
+        "As recordTransaction (NOT_FOUND, NOT_ACTIVE, UNREACHABLE_DESTINATION, DUPLICATE_TRANSACTION, TIMEOUT, UNAVAILABLE, OUTCOME_UNKNOWN), or BAD_USER_INPUT: <field>: <problem>; null when ok"
         reason: String
       }
 
