@@ -109,6 +109,7 @@ export class TransactionStore {
     const current = await this.find(key);
     if (!current) throw notFound('transaction');
     if (Object.keys(patch).length === 0) return current;
+    if (current.state !== undefined) refuseEngineChange(current, patch);
     if (patch.account_tag !== undefined && patch.account_tag !== current.account_tag) {
       await this.references.requireAccounts('account_tag', [patch.account_tag]);
       // An own record moved to another account stays that account's own call.
@@ -117,7 +118,12 @@ export class TransactionStore {
     }
     let updated: TransactionDoc | null;
     try {
-      updated = await this.collections.transactions.findOneAndUpdate({ _id: current._id }, { $set: patch }, { returnDocument: 'after' });
+      // As read: a record the engine took over meanwhile (its state changed) is not edited blind.
+      updated = await this.collections.transactions.findOneAndUpdate(
+        { _id: current._id, state: current.state ?? { $exists: false } },
+        { $set: patch },
+        { returnDocument: 'after' },
+      );
     } catch (err) {
       rethrowDuplicate(err, 'transaction');
     }
@@ -127,9 +133,54 @@ export class TransactionStore {
 
   async delete(key: TransactionKey): Promise<TransactionDoc> {
     for (const query of keyQueries(key)) {
-      const deleted = await this.collections.transactions.findOneAndDelete(query);
+      // Not while the engine is charging, refunding or rerating it: that work would find nothing (a
+      // rollback answered ok would never refund) or move money for a record that is gone.
+      const deleted = await this.collections.transactions.findOneAndDelete({
+        ...query,
+        state: { $nin: ['pending', 'rolling_back'] },
+        rerate: { $in: [null] },
+      });
       if (deleted) return deleted;
+      const busy = await this.collections.transactions.findOne(query, { projection: { state: 1, rerate: 1 } });
+      if (busy)
+        throw badInput(
+          'transaction',
+          `the engine is ${busy.rerate ? 'rerating' : busy.state === 'pending' ? 'charging' : 'refunding'} this call: try again in a moment (to refund a call, rollbackTransaction)`,
+        );
     }
     throw notFound('transaction');
   }
 }
+
+/**
+ * The fields of a record the engine charged whose change would make a later refund or rerating move
+ * other money than was charged, or find another call: fee, duration and rate, the call's identity and
+ * times. They change through rerating and rollback only; set to what they are, they pass.
+ */
+const ENGINE_KEPT: ReadonlyArray<keyof TransactionPatch> = [
+  'fee',
+  'duration',
+  'destination_rate',
+  'segments',
+  'account_tag',
+  'origin_account_tag',
+  'transaction_tag',
+  'timestamp_begin',
+  'timestamp_end',
+  'inbound',
+];
+
+function refuseEngineChange(current: TransactionDoc, patch: TransactionPatch): void {
+  for (const field of ENGINE_KEPT) {
+    if (!(field in patch) || sameValue(patch[field], current[field])) continue;
+    throw badInput(
+      field,
+      'cannot change on a record the engine charged: its refund and rerating move what it was charged (rerate or roll back instead)',
+    );
+  }
+}
+
+const sameValue = (a: unknown, b: unknown): boolean =>
+  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : JSON.stringify(a, bigintJson) === JSON.stringify(b, bigintJson);
+
+const bigintJson = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);

@@ -179,6 +179,53 @@ describe('API transactions', () => {
     expect(await balanceOf('acc')).toBe(100n);
   });
 
+  // The engine's records (state set): a later refund or rerating moves what the record says was
+  // charged, so its money and identity fields change only through those (docs/API.md, "Transactions").
+  describe('records the engine charged', () => {
+    const engineRecord = async (tag: string, state: 'charged' | 'pending' | 'rolling_back', extra: object = {}) => {
+      const { createTransaction } = await api.ok(
+        `mutation { createTransaction(transaction_tag: "${tag}", account_tag: "acc", destination: "4420", duration: 60, fee: 100) { id } }`,
+      );
+      await api.ctx.mongo.collections.transactions.updateOne({ _id: createTransaction.id }, { $set: { state, ...extra } });
+      return createTransaction.id as string;
+    };
+
+    it.each([
+      ['fee', 'fee: 120'],
+      ['account_tag', 'account_tag: "acc2"'],
+      ['transaction_tag', 'transaction_tag: "moved"'],
+      ['duration', 'duration: 90'],
+      ['timestamp_begin', 'timestamp_begin: "2024-03-01T10:00:00Z"'],
+    ])('refuses a change of %s, and changes nothing', async (field, change) => {
+      const id = await engineRecord(`e-upd-${field}`, 'charged');
+      expectError(await api.gql(`mutation { updateTransaction(id: "${id}", ${change}) { id } }`), 'BAD_USER_INPUT', field);
+      expect(await api.ctx.mongo.collections.transactions.findOne({ _id: id })).toMatchObject({
+        fee: 100n,
+        account_tag: 'acc',
+        transaction_tag: `e-upd-${field}`,
+        duration: 60,
+      });
+    });
+
+    it('takes other fields, and the money fields set to what they are', async () => {
+      const id = await engineRecord('e-upd-ok', 'charged');
+      const { updateTransaction } = await api.ok(
+        `mutation { updateTransaction(id: "${id}", failed: true, tags: ["checked"], fee: 100) { failed tags fee } }`,
+      );
+      expect(updateTransaction).toEqual({ failed: true, tags: ['checked'], fee: 100 });
+    });
+
+    it.each([
+      ['pending', {}],
+      ['rolling_back', {}],
+      ['charged', { rerate: { run: 'r1', at: new Date(), fee_before: 100n, fee_after: 90n, rate: null, segments: null } }],
+    ])('refuses to delete one the engine is still charging, refunding or rerating (%s)', async (state, extra) => {
+      const id = await engineRecord(`e-del-${state}-${Object.keys(extra).length}`, state as 'pending', extra);
+      expectError(await api.gql(`mutation { deleteTransaction(id: "${id}") { id } }`), 'BAD_USER_INPUT');
+      expect(await api.ctx.mongo.collections.transactions.findOne({ _id: id })).not.toBeNull();
+    });
+  });
+
   it('filters on account_tag, transaction_tag, inbound and a timestamp_begin range', async () => {
     await api.ok(`mutation {
       a: createTransaction(transaction_tag: "f-1", account_tag: "acc2", timestamp_begin: "2024-05-01T00:00:00") { id }
