@@ -2,6 +2,7 @@ import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { announceRatingDataChange, RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { auditLedger } from '../../../src/shared/domain/ledger/audit';
 import { applyOnce, opIds } from '../../../src/shared/domain/ledger';
+import { finishRerating } from '../../../src/shared/domain/ledger/rerate';
 import { previewRerating, rerateJobId, startRerating, type RerateSelection } from '../../../src/shared/domain/rerating';
 import { processRerateBatch, resumeReratings } from '../../../src/workers/rerating/batch';
 import { record } from '../../../src/workers/transactions/record';
@@ -68,6 +69,7 @@ describe('rerating', () => {
         account('small', { balance: 100n }),
         account('racer', { balance: 10_000n }),
         account('late', { balance: 10_000n }),
+        account('gone', { balance: 10_000n }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -166,6 +168,28 @@ describe('rerating', () => {
       difference: 30n,
     });
     await audit();
+  });
+
+  it("an account deleted between a record's intent and its correction: the intent is dropped, the record keeps its fee", async () => {
+    await setPrice(60);
+    expect(await run(record, jobs.record('g1', 'gone', 30))).toMatchObject({ ok: true });
+    const r = (await transactions().findOne({ account_tag: 'gone', transaction_tag: 'g1' }))!;
+    const intent = { run: 'run-gone', at: new Date(), fee_before: 30n, fee_after: 45n, rate: null, segments: null };
+    await transactions().updateOne({ _id: r._id }, { $set: { rerate: intent } });
+    await accounts().deleteOne({ account_tag: 'gone' });
+    try {
+      expect(await finishRerating(ctx.mongo.collections, { ...r, rerate: intent })).toEqual({ outcome: 'no-account' });
+      const after = (await transactions().findOne({ _id: r._id }))!;
+      // No correction reached a ledger, so the record claims none: its fee, no history, no intent left.
+      expect(after.fee).toBe(30n);
+      expect(after.reratings ?? []).toEqual([]);
+      expect(after.rerate ?? null).toBeNull();
+      expect(await ctx.mongo.collections.ledger.countDocuments({ _id: opIds.rerate('run-gone', r._id) })).toBe(0);
+    } finally {
+      // What a deletion through the API would have closed: out of the other tests' audits.
+      await transactions().deleteOne({ _id: r._id });
+      await ctx.mongo.collections.ledger.deleteMany({ account_tag: 'gone' });
+    }
   });
 
   it('crashed after correcting records whole, before the run moved: the retry counts them changed, once', async () => {

@@ -13,7 +13,8 @@ import { opIds } from './model';
  * 2. ledger: `rerate:<run>:<record>` moves the balance by fee_before - fee_after (applyOnce: once, ever);
  * 3. record: the new fee, rate and segments, the run appended to `reratings`, the intent removed.
  * Whoever finds an intent finishes steps 2 and 3 from it alone (finishRerating): the run's retry, a
- * rollback of the record (which must refund the corrected fee), the recovery sweep. The audit counts a
+ * rollback of the record (which must refund the corrected fee), the recovery sweep. An account deleted
+ * meanwhile takes no correction: the intent is dropped and the record keeps its fee (skipped). The audit counts a
  * record with an intent at fee_after once its ledger change is in, at fee_before until then.
  */
 
@@ -54,6 +55,7 @@ export async function rerateRecord(
       // This run's own intent (a retry after a crash) is finished; another run's first, then decided again.
       const pending = record.rerate;
       const ledger = await finishRerating(collections, record);
+      if (ledger.outcome === 'no-account') return { outcome: 'skipped' };
       if (pending.run === run) return { outcome: 'changed', before: pending.fee_before, after: pending.fee_after, ledger };
       record = await collections.transactions.findOne({ _id: record._id, account_tag: record.account_tag });
       continue;
@@ -72,6 +74,7 @@ export async function rerateRecord(
     const marked = await collections.transactions.updateOne(filter, { $set: { rerate: intent } });
     if (marked.modifiedCount === 1) {
       const ledger = await finishRerating(collections, { ...record, rerate: intent });
+      if (ledger.outcome === 'no-account') return { outcome: 'skipped' };
       return { outcome: 'changed', before: intent.fee_before, after: intent.fee_after, ledger };
     }
     record = await collections.transactions.findOne({ _id: record._id, account_tag: record.account_tag });
@@ -94,6 +97,15 @@ export async function finishRerating(
     transaction_tag: record.transaction_tag,
     ref: record._id,
   });
+  if (ledger.outcome === 'no-account') {
+    // The account was deleted: no ledger took the correction, so the record must not claim it (the
+    // audit would count a fee that was never charged). The intent goes; the record keeps its fee.
+    await collections.transactions.updateOne(
+      { _id: record._id, account_tag: record.account_tag, 'rerate.run': intent.run },
+      { $unset: { rerate: '' } },
+    );
+    return ledger;
+  }
   await collections.transactions.updateOne(
     { _id: record._id, account_tag: record.account_tag, 'rerate.run': intent.run },
     {
