@@ -97,6 +97,40 @@ describe('spend limits', () => {
     expect(await run(authorize, jobs.authorization(null, 'daily'))).toMatchObject({ authorized: true, max_available_units: 48 });
   });
 
+  // A refund gives back room only in the windows its charge was counted in: refunding yesterday's call
+  // today must not let today spend the day's limit twice (docs/AGENT.md, "Spend limits").
+  it('a refund or rerating credit counts in a window only when the charge it reverses was applied in it', async () => {
+    const tag = 'creditwindows';
+    await accounts().insertOne({ ...account(tag, { type: 'POSTPAID', balance: 0n, daily_spend_limit: 1000n }), _id: tag } as never);
+    const now = Date.now();
+    const entry = (id: string, amount: bigint, kind: 'charge' | 'refund' | 'rerate', ref: string, agoMs: number) => ({
+      _id: id,
+      account_tag: tag,
+      amount,
+      kind,
+      transaction_tag: ref,
+      ref,
+      at: new Date(now - agoMs),
+    });
+    try {
+      // Yesterday's call (charged 25 h ago) refunded a minute ago: today's room stays the limit.
+      await ctx.mongo.collections.ledger.insertMany([
+        entry(`charge:old-${tag}`, -1000n, 'charge', `old-${tag}`, 25 * 3_600_000),
+        entry(`refund:old-${tag}`, 1000n, 'refund', `old-${tag}`, 60_000),
+      ]);
+      expect(await run(authorize, recent().authorization(null, tag))).toMatchObject({ authorized: true, max_available_units: 998 });
+      // Today's call of 600, lowered by a rerating by 200: 400 spent today, so 600 of room.
+      await ctx.mongo.collections.ledger.insertMany([
+        entry(`charge:new-${tag}`, -600n, 'charge', `new-${tag}`, 120_000),
+        entry(`rerate:run-${tag}:new-${tag}`, 200n, 'rerate', `new-${tag}`, 60_000),
+      ]);
+      expect(await run(authorize, recent().authorization(null, tag))).toMatchObject({ authorized: true, max_available_units: 598 });
+    } finally {
+      await ctx.mongo.collections.ledger.deleteMany({ account_tag: tag });
+      await accounts().deleteOne({ account_tag: tag });
+    }
+  });
+
   it('a parent counts its own share: its limit bounds the child call', async () => {
     expect(await run(authorize, recent().authorization(null, 'child'))).toMatchObject({ authorized: true, max_available_units: 98 });
   });
