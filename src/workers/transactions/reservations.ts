@@ -72,7 +72,11 @@ export async function reserveSlot(
     const running = doc.running_transactions ?? [];
     const same = running.find((e) => e.call_id === reservation.call_id);
     if (same) {
-      if (isReservation(same)) await renew(accounts, doc.account_tag, same.id, reservation.reserved_until!, reservation.hold ?? null);
+      if (isReservation(same)) {
+        // A new hold replaces the old one only on the account as read, as a new reservation's would.
+        const renewed = await renew(accounts, doc, same.id, reservation.reserved_until!, reservation.hold ?? null);
+        if (!renewed && holds) return { ok: false, reason: 'changed' };
+      }
       return { ok: true, made: null };
     }
     const max = doc.max_concurrent_transactions;
@@ -104,10 +108,24 @@ export async function reserveSlot(
   return { ok: false, reason: Reasons.BUSY };
 }
 
-/** A retried authorization's reservation: its new time, and its new hold when it holds money. */
-async function renew(accounts: Collections['accounts'], accountTag: string, id: string, until: Date, hold: bigint | null): Promise<void> {
-  await accounts.updateOne(
-    { account_tag: accountTag, running_transactions: { $elemMatch: { id, reserved_until: { $ne: null } } } },
+/**
+ * A retried authorization's reservation: its new time, and its new hold when it holds money, that one
+ * conditional on the account being as read (`rev`): the hold was sized on that reading. False when nothing
+ * was renewed.
+ */
+async function renew(
+  accounts: Collections['accounts'],
+  account: AccountDoc,
+  id: string,
+  until: Date,
+  hold: bigint | null,
+): Promise<boolean> {
+  const renewed = await accounts.updateOne(
+    {
+      account_tag: account.account_tag,
+      running_transactions: { $elemMatch: { id, reserved_until: { $ne: null } } },
+      ...(hold !== null ? { rev: account.rev ?? { $exists: false } } : {}),
+    },
     {
       $set: {
         'running_transactions.$[r].reserved_until': until,
@@ -117,6 +135,7 @@ async function renew(accounts: Collections['accounts'], accountTag: string, id: 
     },
     { arrayFilters: [{ 'r.id': id }] },
   );
+  return renewed.modifiedCount === 1;
 }
 
 /**

@@ -6,6 +6,7 @@ import { begin } from '../../../src/workers/transactions/begin';
 import { end } from '../../../src/workers/transactions/end';
 import { processEndedCall } from '../../../src/workers/transactions/processing';
 import { record } from '../../../src/workers/transactions/record';
+import { reserveSlot } from '../../../src/workers/transactions/reservations';
 import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
 import { account, perSecondRating, seed } from '../../support/seed';
@@ -59,6 +60,7 @@ describe('spend limits', () => {
         account('alerted', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 100n, notification_email: 'ops@example.net' }),
         account('onecall', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 1000n }),
         account('prepaidcap', { balance: 10_000n, max_call_cost: 60n }),
+        account('renewer', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 1000n }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -129,6 +131,22 @@ describe('spend limits', () => {
       await ctx.mongo.collections.ledger.deleteMany({ account_tag: tag });
       await accounts().deleteOne({ account_tag: tag });
     }
+  });
+
+  // Holds are written only on the account as it was read, so parallel authorizations see each other's;
+  // a retried authorization renewing its own reservation's hold is no exception.
+  it('a retried authorization renews its hold only on the account as it read it', async () => {
+    expect(await run(authorize, recent().authorization('rt1', 'renewer'))).toMatchObject({ authorized: true });
+    const stale = (await accounts().findOne({ account_tag: 'renewer' }))!;
+    const mine = stale.running_transactions.find((e) => e.transaction_tag === 'rt1')!;
+    expect(mine.hold).toBe(1000n);
+    // Another authorization or charge changes the account after the retry read it.
+    await accounts().updateOne({ account_tag: 'renewer' }, { $inc: { rev: 1 } });
+    const retried = { ...mine, hold: 400n, reserved_until: new Date(Date.now() + 60_000) };
+    expect(await reserveSlot(deps, stale, retried, new Date())).toEqual({ ok: false, reason: 'changed' });
+    const after = (await accounts().findOne({ account_tag: 'renewer' }))!;
+    expect(after.running_transactions.find((e) => e.id === mine.id)!.hold).toBe(1000n);
+    await accounts().updateOne({ account_tag: 'renewer' }, { $set: { running_transactions: [] } });
   });
 
   it('a parent counts its own share: its limit bounds the child call', async () => {
