@@ -50,6 +50,13 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     // Abandoned by the agent (it answered TIMEOUT), or too late to be heard: the decision cannot be made.
     if (fencedOut(account, entry)) return { ok: false, reason: Reasons.TIMEOUT, fenced: true };
     const prepaid = account.type === 'PREPAID' && !party.inbound;
+    if (same && isReservation(same) && same.reserved_until!.getTime() <= Date.now()) {
+      // Expired, it holds nothing: its slot and the room of its hold may have gone to other calls since
+      // (docs/SIP.md, "Reservations and timestamps"). Removed, and the begin decides afresh.
+      await dropExpired(accounts, account, new Date());
+      account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
+      continue;
+    }
     if (same && isReservation(same)) {
       // The call's authorization holds its slot: the entry takes it over, so the limit is not checked again.
       if (prepaid && !canAffordStartAt(entry.rate, entry.timestamp_begin, availableBalance(account.balance, running, new Date()))) {

@@ -48,6 +48,7 @@ describe('concurrency reservations at authorization', () => {
         account('kid1', { linked_accounts: ['parent1'] }),
         account('kid2', { linked_accounts: ['parent1'] }),
         account('replay', { balance: 100_000n }),
+        account('lateBegin', { max_concurrent_transactions: 1 }),
         account('replayLimited', { balance: 100_000n, max_concurrent_transactions: 3 }),
       ],
     });
@@ -96,6 +97,18 @@ describe('concurrency reservations at authorization', () => {
     expect(await begin('exp1', 'e3')).toMatchObject({ ok: true });
     const running = await entries('exp1');
     expect(running.map((e) => e.transaction_tag)).toEqual(['e3']);
+  });
+
+  // An expired reservation holds nothing: another call may have been authorized into its slot since.
+  it('a begin after its reservation expired decides afresh: the slot another call took refuses it', async () => {
+    expect(await authorize('lateBegin', 'l1')).toMatchObject({ authorized: true });
+    await new Promise((r) => setTimeout(r, 2200));
+    expect(await authorize('lateBegin', 'l2')).toMatchObject({ authorized: true });
+    expect(await begin('lateBegin', 'l1')).toMatchObject({ ok: false, reason: 'TOO_MANY_RUNNING_TRANSACTIONS' });
+    expect(await begin('lateBegin', 'l2')).toMatchObject({ ok: true });
+    const running = await entries('lateBegin');
+    expect(running.filter((e) => !e.reserved_until).map((e) => e.transaction_tag)).toEqual(['l2']);
+    expect(running.length).toBeLessThanOrEqual(1);
   });
 
   it('rollback releases a reservation; end of a call that was only authorized is NOT_FOUND and changes nothing', async () => {

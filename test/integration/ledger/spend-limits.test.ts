@@ -61,6 +61,7 @@ describe('spend limits', () => {
         account('onecall', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 1000n }),
         account('prepaidcap', { balance: 10_000n, max_call_cost: 60n }),
         account('renewer', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 1000n }),
+        account('expirer', { type: 'POSTPAID', balance: 0n, hourly_spend_limit: 1000n }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -147,6 +148,26 @@ describe('spend limits', () => {
     const after = (await accounts().findOne({ account_tag: 'renewer' }))!;
     expect(after.running_transactions.find((e) => e.id === mine.id)!.hold).toBe(1000n);
     await accounts().updateOne({ account_tag: 'renewer' }, { $set: { running_transactions: [] } });
+  });
+
+  // An expired reservation holds nothing (the room it held went to others): its begin decides afresh.
+  it('a begin after its reservation expired is not granted the hold it had: the limits decide again', async () => {
+    const jobs = recent();
+    expect(await run(authorize, jobs.authorization('ex1', 'expirer'))).toMatchObject({ authorized: true });
+    await accounts().updateOne(
+      { account_tag: 'expirer' },
+      { $set: { 'running_transactions.$[r].reserved_until': new Date(Date.now() - 1000) } },
+      { arrayFilters: [{ 'r.transaction_tag': 'ex1' }] },
+    );
+    // The expired hold no longer counts: the next call is granted the whole hour.
+    expect(await run(authorize, jobs.authorization('ex2', 'expirer'))).toMatchObject({ authorized: true, max_available_units: 998 });
+    expect(await run(begin, jobs.begin('ex1', 'expirer'))).toMatchObject({ ok: false, reason: 'SPEND_LIMIT_EXCEEDED' });
+    expect(await run(begin, jobs.begin('ex2', 'expirer'))).toMatchObject({ ok: true });
+    const held = (await accounts().findOne({ account_tag: 'expirer' }))!.running_transactions.filter(
+      (e) => !(e.reserved_until && e.reserved_until.getTime() < Date.now()),
+    );
+    expect(held.map((e) => e.transaction_tag)).toEqual(['ex2']);
+    await accounts().updateOne({ account_tag: 'expirer' }, { $set: { running_transactions: [] } });
   });
 
   it('a parent counts its own share: its limit bounds the child call', async () => {
