@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { applyAt, closeAccount, opIds, settle, type LedgerOp } from '../../shared/domain/ledger';
 import type { Config } from '../../shared/infra/config';
-import { badInput } from '../../shared/infra/errors';
+import { badInput, ErrorCodes, ServiceError } from '../../shared/infra/errors';
 import type { AccountDoc, AccountType } from '../../shared/domain/types';
 import { type Collections } from '../../shared/domain/store';
 import { isDuplicateKeyError } from '../../shared/infra/mongo-errors';
@@ -183,6 +183,10 @@ export class AccountStore {
     await this.checkTagReferences(fields);
     // The opening balance is where the account's ledger starts (rating audit folds the ledger onto it).
     const doc: AccountDoc = { ...fields, opening_balance: fields.balance, linked_accounts: links, running_transactions: [] };
+    // A deleted account's ledger is closed under its id (close.ts): the id is never given out again, or
+    // this account's own close would find that one written and leave its balance in the tag's ledger.
+    if (await exists(this.collections.ledger, { _id: opIds.close(doc._id) }))
+      throw new ServiceError(ErrorCodes.DUPLICATE, 'An account with this id existed and was deleted: ids are not reused', { field: 'id' });
     await insertNew(this.collections.accounts, doc, 'account');
     return doc;
   }

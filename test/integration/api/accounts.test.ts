@@ -405,4 +405,15 @@ describe('API accounts', () => {
     });
     expectError(await api.gql('mutation { deleteAccount(account_tag: "d-1") { id } }'), 'NOT_FOUND');
   });
+
+  // A deleted account's ledger is closed under its id: an account created with that id again would
+  // find its own close already written, and its balance would stay in the tag's ledger for good.
+  it('refuses an id that belonged to a deleted account, with DUPLICATE', async () => {
+    await api.ok('mutation { createAccount(id: "9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01", account_tag: "d-2", balance: 5) { id } }');
+    await api.ok('mutation { deleteAccount(id: "9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01") { id } }');
+    expectError(await api.gql('mutation { createAccount(id: "9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01", account_tag: "d-2", balance: 7) { id } }'), 'DUPLICATE', 'id');
+    expect(await accounts().countDocuments({ _id: '9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01' })).toBe(0);
+    // The tag itself may be used again, under a new id.
+    await api.ok('mutation { createAccount(account_tag: "d-2", balance: 7) { id } }');
+  });
 });
