@@ -411,7 +411,11 @@ describe('API accounts', () => {
   it('refuses an id that belonged to a deleted account, with DUPLICATE', async () => {
     await api.ok('mutation { createAccount(id: "9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01", account_tag: "d-2", balance: 5) { id } }');
     await api.ok('mutation { deleteAccount(id: "9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01") { id } }');
-    expectError(await api.gql('mutation { createAccount(id: "9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01", account_tag: "d-2", balance: 7) { id } }'), 'DUPLICATE', 'id');
+    expectError(
+      await api.gql('mutation { createAccount(id: "9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01", account_tag: "d-2", balance: 7) { id } }'),
+      'DUPLICATE',
+      'id',
+    );
     expect(await accounts().countDocuments({ _id: '9b2f3c1e-8a4d-4f6b-9c2a-1d3e5f7a9b01' })).toBe(0);
     // The tag itself may be used again, under a new id.
     await api.ok('mutation { createAccount(account_tag: "d-2", balance: 7) { id } }');
