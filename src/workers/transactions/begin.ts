@@ -12,7 +12,7 @@ import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
-import { dropExpired, takeOverReservation } from './reservations';
+import { dropExpired, releaseReservation, takeOverReservation } from './reservations';
 import { PartyRate, rateParty } from './route';
 import type { EntryRecovery } from './recovery';
 
@@ -60,6 +60,8 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     if (same && isReservation(same)) {
       // The call's authorization holds its slot: the entry takes it over, so the limit is not checked again.
       if (prepaid && !canAffordStartAt(entry.rate, entry.timestamp_begin, availableBalance(account.balance, running, new Date()))) {
+        // The call will not run: its slot and hold go now, not at the reservation's expiry.
+        await releaseReservation(accounts, account, same.id);
         return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
       }
       // Its authorization's hold (spend limits) stays with the call: the limits already granted it.

@@ -167,6 +167,18 @@ export async function takeOverReservation(
   return result.modifiedCount === 1;
 }
 
+/** Removes a call's reservation, only while it is still one (a begin of the call may have taken it over). */
+export async function releaseReservation(accounts: Collections['accounts'], account: AccountDoc, reservationId: string): Promise<void> {
+  await accounts.updateOne(
+    {
+      _id: account._id,
+      account_tag: account.account_tag,
+      running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } },
+    },
+    { $pull: { running_transactions: { id: reservationId } }, $inc: { rev: 1 } },
+  );
+}
+
 /** Removes every reservation past its time, across accounts (the maintenance pass, off the hot path). */
 export async function sweepExpiredReservations(accounts: Collections['accounts'], now: Date = new Date()): Promise<number> {
   const cursor = accounts.find<Pick<AccountDoc, 'account_tag' | 'running_transactions'>>(

@@ -49,6 +49,7 @@ describe('concurrency reservations at authorization', () => {
         account('kid2', { linked_accounts: ['parent1'] }),
         account('replay', { balance: 100_000n }),
         account('lateBegin', { max_concurrent_transactions: 1 }),
+        account('drained', { max_concurrent_transactions: 1, balance: 1000n }),
         account('replayLimited', { balance: 100_000n, max_concurrent_transactions: 3 }),
       ],
     });
@@ -109,6 +110,14 @@ describe('concurrency reservations at authorization', () => {
     const running = await entries('lateBegin');
     expect(running.filter((e) => !e.reserved_until).map((e) => e.transaction_tag)).toEqual(['l2']);
     expect(running.length).toBeLessThanOrEqual(1);
+  });
+
+  it('a begin refused at its reservation (the balance drained since) releases the reservation with it', async () => {
+    expect(await authorize('drained', 'dr1')).toMatchObject({ authorized: true });
+    await accounts().updateOne({ account_tag: 'drained' }, { $set: { balance: 0n }, $inc: { rev: 1 } });
+    expect(await begin('drained', 'dr1')).toMatchObject({ ok: false, reason: 'BALANCE_INSUFFICIENT' });
+    expect(await entries('drained')).toEqual([]);
+    await accounts().updateOne({ account_tag: 'drained' }, { $set: { balance: 1000n }, $inc: { rev: 1 } });
   });
 
   it('rollback releases a reservation; end of a call that was only authorized is NOT_FOUND and changes nothing', async () => {
