@@ -10,6 +10,7 @@ import { decideAbandonedWithin } from '../shared/domain/calls/decisions';
 import { abandonWriteMs, type Input } from './operations';
 import type { RecordItemResult } from './answers';
 import { validateRecordLine } from '../shared/domain/imports/validate-record';
+import { withTimeout } from '../shared/infra/time-limit';
 import { type Reason, Reasons } from '../shared/domain/calls';
 
 /** Moved to src/shared/domain/imports (the CLI and the management API's uploads use it too); re-exported for the agent's callers. */
@@ -115,16 +116,10 @@ export class RecordBatchService {
  * the deadline the batch is recorded abandoned (the caller's catch), so an add that lands later is taken
  * back by its worker. The late step's own failure, if any, has nobody to tell.
  */
-function byDeadline<T>(step: Promise<T>, deadline: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new Error('the imports queue did not take the batch before its deadline (Redis unreachable?)')),
-      Math.max(0, deadline - Date.now()),
-    );
-  });
-  step.catch(() => undefined);
-  return Promise.race([step, late]).finally(() => clearTimeout(timer));
+async function byDeadline<T>(step: Promise<T>, deadline: number): Promise<T> {
+  const result = await withTimeout(step, deadline - Date.now());
+  if (result === 'timeout') throw new Error('the imports queue did not take the batch before its deadline (Redis unreachable?)');
+  return result;
 }
 
 /** One service per process context, started on first use (the GraphQL module and the REST route share it). */

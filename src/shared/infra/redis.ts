@@ -1,5 +1,6 @@
 import { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { RedisNode } from './redis-nodes';
+import { withTimeout } from './time-limit';
 
 /**
  * A connection to Redis: one server (`Redis`) or a Redis Cluster (`Cluster`, REDIS_CLUSTER_NODES).
@@ -60,17 +61,10 @@ export function isCluster(redis: RedisClient): redis is Cluster {
 const PING_TIMEOUT_MS = 2000;
 
 async function pingOne(redis: Redis | Cluster): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
-    timer.unref();
-  });
   try {
-    return await Promise.race([redis.ping().then((r) => r === 'PONG'), timeout]);
+    return (await withTimeout(redis.ping(), PING_TIMEOUT_MS)) === 'PONG';
   } catch {
     return false;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -116,15 +110,12 @@ const QUIT_WAIT_MS = 2000;
  * QUIT waits behind them for good: a service stopped then would never finish stopping.
  */
 export async function closeRedis(connection: RedisClient, waitMs = QUIT_WAIT_MS): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const quit = connection.quit().then(
-    () => true,
-    () => false,
+  const quitted = await withTimeout(
+    connection.quit().then(
+      () => true,
+      () => false,
+    ),
+    waitMs,
   );
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), waitMs);
-  });
-  const quitted = await Promise.race([quit, late]);
-  clearTimeout(timer);
-  if (!quitted) connection.disconnect();
+  if (quitted !== true) connection.disconnect();
 }

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context';
 import { jobId } from '../queues/names';
 import type { AlertJob, AlertKind } from '../queues/payloads';
+import { withTimeout } from '../../infra/time-limit';
 
 /**
  * Raising an alert must never hurt rating: enqueueAlert never throws and gives up after a short
@@ -39,15 +40,6 @@ const REMEMBER_CONDITION = `
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
   return 1
 `;
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | 'timeout'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms);
-    timer.unref();
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 
 async function dedupeAndAdd(ctx: AppContext, alert: AlertJob, options: AlertOptions): Promise<boolean> {
   const key = alertStateKey(ctx, alert.kind, alert.account_tag, alert.transaction_tag);

@@ -24,8 +24,8 @@ export async function spentInWindows(
   account: Pick<AccountDoc, 'account_tag' | 'ledger_pending' | 'import_marker'>,
   now: Date,
 ): Promise<Spent> {
-  const dayStart = new Date(now.getTime() - DAY_MS).getTime();
-  const hourStart = new Date(now.getTime() - HOUR_MS).getTime();
+  const dayStart = now.getTime() - DAY_MS;
+  const hourStart = now.getTime() - HOUR_MS;
   const entries = await collections.ledger
     .find(
       { account_tag: account.account_tag, at: { $gt: new Date(dayStart) }, kind: { $in: [...SPENDING] } },

@@ -3,6 +3,7 @@ import { latestAudit } from '../ledger/audit';
 import type { AppContext } from '../context';
 import { queueCounts } from '../queues/all-queues';
 import type { AlertChannel } from '../queues/payloads';
+import { withTimeout } from '../../infra/time-limit';
 
 /** Job states reported per queue; what an operator watches for backlog and trouble. */
 const QUEUE_STATES = ['waiting', 'active', 'failed', 'delayed'] as const;
@@ -66,12 +67,8 @@ export class ProcessMetrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<'timeout'>((resolve) => {
-          timer = setTimeout(() => resolve('timeout'), QUEUE_COUNT_TIMEOUT_MS);
-        });
         try {
-          const counts = await Promise.race([queueCounts(ctx.queues, QUEUE_STATES), timeout]);
+          const counts = await withTimeout(queueCounts(ctx.queues, QUEUE_STATES), QUEUE_COUNT_TIMEOUT_MS);
           if (counts === 'timeout') {
             logger.warn('queue counts not read in time; left out of this scrape');
             return;
@@ -79,8 +76,6 @@ export class ProcessMetrics {
           for (const queue of counts) for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, queue.counts[state] ?? 0);
         } catch (err) {
           logger.warn({ err }, 'queue counts could not be read');
-        } finally {
-          clearTimeout(timer);
         }
       },
     });

@@ -35,8 +35,9 @@ function epochDigitsToMs(whole: string, fraction: string): number {
   return Number(whole) * 1000 + ms;
 }
 
-function inRange(field: string, ms: number): Date {
-  if (ms < EPOCH_MIN_SECONDS * 1000 || ms > EPOCH_MAX_SECONDS * 1000 + 999) throw badInput(field, RANGE);
+/** The instant, or BAD_USER_INPUT saying `range` when it falls outside the years 2000 to 2100. */
+function inRange(field: string, ms: number, range = RANGE): Date {
+  if (ms < EPOCH_MIN_SECONDS * 1000 || ms > EPOCH_MAX_SECONDS * 1000 + 999) throw badInput(field, range);
   return new Date(ms);
 }
 
@@ -54,8 +55,5 @@ export const timestamp: Parse<Date> = (field, value) => {
   const parsed = parseDateTime(value);
   if (!parsed) throw badInput(field, `must be ${FORMS}`);
   // The epoch bounds, for the same reason: a mistyped year is not a call.
-  const t = parsed.getTime();
-  if (t < EPOCH_MIN_SECONDS * 1000 || t > EPOCH_MAX_SECONDS * 1000 + 999)
-    throw badInput(field, 'must be a time from 2000-01-01 to 2100-12-31 (UTC)');
-  return parsed;
+  return inRange(field, parsed.getTime(), 'must be a time from 2000-01-01 to 2100-12-31 (UTC)');
 };

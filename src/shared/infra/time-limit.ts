@@ -1,0 +1,13 @@
+/**
+ * `work`'s value or error, or `'timeout'` once `ms` have passed without either: for the steps that must
+ * not wait on a store for good (Redis unreachable: ioredis holds a command while it reconnects). The
+ * work goes on; a late error is handled here, not left unhandled. The timer never keeps a process alive.
+ */
+export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), Math.max(0, ms));
+    timer.unref();
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
