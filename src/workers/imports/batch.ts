@@ -84,10 +84,10 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   const own = first ? written : await storedRecordsOf(deps, batchId);
   clock.lap('insert_records');
 
-  // Step 4: one total per account.
+  // Step 4: one total per account, also a total of 0 (calls that were free): its debit entry is what
+  // proves those records charged, so a rerating at a corrected price charges them (docs/RERATING.md).
   const debits = new Map<string, bigint>();
   for (const record of own) debits.set(record.account_tag, (debits.get(record.account_tag) ?? 0n) + record.fee);
-  for (const [tag, total] of debits) if (total === 0n) debits.delete(tag);
   const result = summarize(batchId, job, plans, own);
 
   // Step 5.

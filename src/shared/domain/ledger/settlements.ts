@@ -84,7 +84,7 @@ export async function settleImportBatches(
       }
     }
   }
-  for (const [tag, total] of totals) if (total === 0n) totals.delete(tag);
+  // A total of 0 is debited too: its entry lists the batches whose free records it proves charged.
   lap('settle_read_batches');
   const initial = await readBatchDebits(store, settlementId, [...totals.keys()]);
   lap('settle_read_accounts');
