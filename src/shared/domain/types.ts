@@ -326,6 +326,11 @@ export interface TransactionDoc {
   /** recordTransaction's job and deadline: the record stays only if that operation is decided 'done'. */
   record_job?: string;
   record_deadline?: number;
+  /**
+   * The `_id` of the account this record belonged to, once that account was deleted (closeAccount):
+   * its tag may name another customer since, so rerating and rollback leave the record alone.
+   */
+  closed_account?: string;
   /** The begin and end jobs of the running entry this record charged (processing): a decision's last trace. */
   begin_job?: string | null;
   end_job?: string | null;

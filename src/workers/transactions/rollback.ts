@@ -65,7 +65,9 @@ async function findTargets(
     (await accounts.findOne({ account_tag: party }, { projection: { running_transactions: 1 } }))?.running_transactions.find(
       (r) => r.call_id === call,
     );
-  const recordOf = (party: string) => transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag });
+  // A deleted account's records are not the current holder's of its tag (types.ts, closed_account).
+  const recordOf = (party: string) =>
+    transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag, closed_account: { $exists: false } });
   const callerEntry = await entryOf(callerTag);
   const callerRecord = await recordOf(callerTag);
   const parties = new Set<string>([callerTag, ...(callerEntry?.call_parties ?? []), ...(callerRecord?.call_parties ?? [])]);

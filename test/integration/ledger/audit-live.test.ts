@@ -7,6 +7,8 @@ import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { record } from '../../../src/workers/transactions/record';
 import { rollback } from '../../../src/workers/transactions/rollback';
+import { previewRerating, startRerating } from '../../../src/shared/domain/rerating';
+import { processRerateBatch } from '../../../src/workers/rerating/batch';
 import { ApiHarness, startApi } from '../api/api-harness';
 import { callJobs } from '../../support/call-jobs';
 import { account, perSecondRating, runningEntry, seed } from '../../support/seed';
@@ -117,6 +119,37 @@ describe('the ledger audit under live traffic', () => {
     );
     expect(deleteAccount.id).toBeTruthy();
     await api.ok('mutation { createAccount(account_tag: "gone", balance: "30") { id } }');
+    expect((await auditLedger(api.ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  it("a tag used again after a deletion: the old customer's calls are neither rolled back nor rerated onto the new account", async () => {
+    await seed(api.ctx, { accounts: [account('reused', { balance: 1000n })] });
+    expect(await charge('old-call', 'reused', 30)).toMatchObject({ ok: true });
+    const oldId = (await api.ctx.mongo.collections.accounts.findOne({ account_tag: 'reused' }))!._id;
+    await api.ok(`mutation { deleteAccount(id: "${oldId}") { id } }`);
+    await api.ok('mutation { createAccount(account_tag: "reused", balance: "500") { id } }');
+    const job = { op: 'rollback' as const, transaction_tag: 'old-call', account_tag: 'reused', deadline: Date.now() + 10_000 };
+    expect(await rollback(deps, job, { id: `job-${++n}`, deadline: job.deadline })).toMatchObject({ ok: false, reason: 'NOT_FOUND' });
+
+    const selection = {
+      from: new Date(t0 - 60_000),
+      to: new Date(),
+      account_tags: ['reused'],
+      pricelist_tag: null,
+      carrier_tag: null,
+      prefix: null,
+    };
+    expect(await previewRerating(api.ctx.mongo.collections, await rating.index(), selection, 3)).toMatchObject({ records: 0 });
+    const run = await startRerating(api.ctx.mongo.collections, api.ctx.queues.imports, selection, { batchSize: 10 });
+    await processRerateBatch(deps, { rerating_id: run._id, batch: 0 });
+    expect(await api.ctx.mongo.collections.reratings.findOne({ _id: run._id })).toMatchObject({ state: 'done', counts: { seen: 0 } });
+
+    expect((await api.ctx.mongo.collections.accounts.findOne({ account_tag: 'reused' }))!.balance).toBe(500n);
+    // The old record stays, marked as the deleted account's.
+    expect(await api.ctx.mongo.collections.transactions.findOne({ account_tag: 'reused', transaction_tag: 'old-call' })).toMatchObject({
+      closed_account: oldId,
+    });
+
     expect((await auditLedger(api.ctx.mongo.collections)).differences).toEqual([]);
   });
 

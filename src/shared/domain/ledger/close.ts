@@ -2,6 +2,7 @@ import type { AccountDoc } from '../types';
 import { isDuplicateKeyError } from '../../infra/mongo-errors';
 import { writeEntry } from './apply';
 import { opIds } from './model';
+import type { Collections } from '../store';
 import type { LedgerStore } from './store';
 
 /**
@@ -11,9 +12,13 @@ import type { LedgerStore } from './store';
  * the sum of the tag's entries back to zero. An account created later under the same tag then folds to
  * its own opening balance (issue 31: a deleted account's history left a permanent audit difference on
  * its successor). The close's id is the deleted account's `_id`, so a repeat writes nothing twice.
+ *
+ * Last, its records are marked as the deleted account's (`closed_account`): a phone number is given to
+ * the next customer, and rerating and rollback, which find records by tag, must never correct or refund
+ * the old customer's calls on the new account (docs/OPERATIONS.md, "Deleting accounts").
  */
 export async function closeAccount(
-  store: LedgerStore,
+  store: LedgerStore & Pick<Collections, 'transactions'>,
   deleted: Pick<AccountDoc, '_id' | 'account_tag' | 'balance' | 'opening_balance' | 'ledger_pending' | 'import_marker'>,
 ): Promise<void> {
   for (const marker of [...(deleted.ledger_pending ?? []), ...(deleted.import_marker ? [deleted.import_marker] : [])]) {
@@ -33,4 +38,8 @@ export async function closeAccount(
   } catch (err) {
     if (!isDuplicateKeyError(err)) throw err;
   }
+  await store.transactions.updateMany(
+    { account_tag: deleted.account_tag, closed_account: { $exists: false } },
+    { $set: { closed_account: deleted._id } },
+  );
 }

@@ -18,6 +18,8 @@ export function selectionFilter(
 ): Filter<TransactionDoc> {
   return {
     state: { $in: [...RERATABLE_STATES, ...(options.pending ? (['pending'] as const) : [])] },
+    // A deleted account's records: its tag may be another customer's now (types.ts, closed_account).
+    closed_account: { $exists: false },
     timestamp_begin: { $gte: selection.from, $lt: selection.to },
     ...(selection.account_tags ? { account_tag: { $in: selection.account_tags } } : {}),
     ...(selection.pricelist_tag ? { 'destination_rate.pricelist_tag': selection.pricelist_tag } : {}),
