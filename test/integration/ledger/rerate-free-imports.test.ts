@@ -41,7 +41,15 @@ describe('rerating imported calls that were free', () => {
     ctx = await createTestContext();
     const free = perSecondRating('49', 0);
     free.rates[0].rate = 0;
-    await seed(ctx, { ...free, accounts: [account('file', { balance: 1000n }), account('agent', { balance: 1000n })] });
+    await seed(ctx, {
+      ...free,
+      accounts: [
+        account('file', { balance: 1000n }),
+        account('agent', { balance: 1000n }),
+        account('receiver', { balance: 0n }),
+        account('dialer', { balance: 1000n }),
+      ],
+    });
     rating = await RatingDataCache.start(ctx);
     deps = { ctx, rating };
   });
@@ -93,6 +101,42 @@ describe('rerating imported calls that were free', () => {
     const job = jobs.rollback('file-1', 'file');
     expect(await rollback(deps, job, { id: 'rollback-file-1', deadline: job.deadline })).toMatchObject({ ok: true });
     expect(await balance('file')).toBe(970n);
+    expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  it("an inbound receiver's share (always 0) is proven by its entry alone: the receiver's account is not written", async () => {
+    const before = (await ctx.mongo.collections.accounts.findOne({ account_tag: 'receiver' }))!;
+    const inbound = lines('dialer', 10).map((l) => ({ ...l, destination_account_tag: 'receiver' }));
+    expect(
+      await processImportBatch(deps, { import_id: 'inbound', batch: 0, lines: inbound, deadline: Date.now() + 10_000 }, 1),
+    ).toMatchObject({
+      rated: 2,
+    });
+    await processImportBatch(
+      deps,
+      {
+        import_id: 'inbound-file',
+        batch: 0,
+        lines: lines('dialer', 20).map((l) => ({ ...l, destination_account_tag: 'receiver' })),
+        deadline: null,
+      },
+      1,
+    );
+    await settleImportBatches(ctx.mongo.collections, ctx.mongo.db, newSettlementId('inbound-file'), 'inbound-file', [
+      importBatchId('inbound-file', 0),
+    ]);
+    expect(await ctx.mongo.collections.transactions.countDocuments({ account_tag: 'receiver' })).toBe(4);
+    const entries = await ctx.mongo.collections.ledger.find({ account_tag: 'receiver' }).toArray();
+    expect(entries.map((e) => [e.kind, e.amount])).toEqual([
+      ['import', 0n],
+      ['import', 0n],
+    ]);
+    const after = (await ctx.mongo.collections.accounts.findOne({ account_tag: 'receiver' }))!;
+    expect([after.rev, after.ledger_rev ?? null, after.import_marker ?? null]).toEqual([
+      before.rev,
+      before.ledger_rev ?? null,
+      before.import_marker ?? null,
+    ]);
     expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
   });
 });

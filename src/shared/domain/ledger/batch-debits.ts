@@ -91,7 +91,15 @@ export async function applyBatchDebits(
   let conflicts = 0;
   let state: ReadonlyMap<string, BatchDebitStateOf> = initial;
   const ours = new Map<string, LedgerMarker>();
-  let pending = [...debits.keys()];
+  // A total of 0 (free calls; an inbound receiver's share, always 0) moves no balance: its entry alone
+  // proves the batch's records of that account charged (a rerating at a corrected price then charges
+  // them, docs/RERATING.md), written without touching the account, so a busy receiver's live calls never
+  // race a batch for its compare-and-swap.
+  const free = [...debits]
+    .filter(([, total]) => total === 0n)
+    .map(([tag]) => ({ tag, marker: markerFor(batchId, tag, 0n, covers?.get(tag)) }));
+  await settleEntries(store, free, false);
+  let pending = [...debits.keys()].filter((tag) => debits.get(tag) !== 0n);
   for (let round = 0; ; round++) {
     for (const tag of pending) {
       const s = state.get(tag);
