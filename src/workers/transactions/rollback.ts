@@ -65,11 +65,14 @@ async function findTargets(
     (await accounts.findOne({ account_tag: party }, { projection: { running_transactions: 1 } }))?.running_transactions.find(
       (r) => r.call_id === call,
     );
-  // A deleted account's records are not the current holder's of its tag (types.ts, closed_account).
-  const recordOf = (party: string) =>
-    transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag, closed_account: { $exists: false } });
+  const recordOf = (party: string) => transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag });
   const callerEntry = await entryOf(callerTag);
-  const callerRecord = await recordOf(callerTag);
+  // A caller's record of a deleted account (types.ts, closed_account) is the old customer's call, not the
+  // tag's current holder's: none of its records on any party is taken (a parent's share of it stays), and
+  // only what the current holder made of the tag (a reservation, a running entry) goes.
+  const callerRecordFound = await recordOf(callerTag);
+  const oldCustomers = callerRecordFound?.closed_account !== undefined;
+  const callerRecord = oldCustomers ? null : callerRecordFound;
   const parties = new Set<string>([callerTag, ...(callerEntry?.call_parties ?? []), ...(callerRecord?.call_parties ?? [])]);
 
   const targets: RollbackTarget[] = [];
@@ -89,7 +92,8 @@ async function findTargets(
       const fences = fenceOf([entry.begin_job, entry.begin_decided], [entry.end_job, entry.end_decided]);
       targets.push({ account_tag: party, entry_id: entry.id, ...fences });
     }
-    const record = party === callerTag ? callerRecord : await recordOf(party);
+    const record = party === callerTag ? callerRecord : oldCustomers ? null : await recordOf(party);
+    if (record?.closed_account !== undefined) continue; // this party was deleted: its records are not the tag's holder's
     if (record && record._id !== entry?.id) {
       targets.push({ account_tag: party, record_id: record._id, ...fenceOf([record.begin_job, true], [record.end_job, true]) });
       records.push(record);

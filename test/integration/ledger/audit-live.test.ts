@@ -7,6 +7,7 @@ import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { record } from '../../../src/workers/transactions/record';
 import { rollback } from '../../../src/workers/transactions/rollback';
+import { authorize } from '../../../src/workers/transactions/authorization';
 import { previewRerating, startRerating } from '../../../src/shared/domain/rerating';
 import { processRerateBatch } from '../../../src/workers/rerating/batch';
 import { ApiHarness, startApi } from '../api/api-harness';
@@ -150,6 +151,30 @@ describe('the ledger audit under live traffic', () => {
       closed_account: oldId,
     });
 
+    expect((await auditLedger(api.ctx.mongo.collections)).differences).toEqual([]);
+  });
+
+  it("a deleted child's tag used again: a rollback of an old Call-ID leaves the parent's share of the old call alone", async () => {
+    await seed(api.ctx, {
+      accounts: [
+        account('kid', { balance: 1000n, linked_accounts: ['kidparent'] }),
+        account('kidparent', { type: 'POSTPAID', balance: 0n }),
+      ],
+    });
+    expect(await charge('kid-old', 'kid', 30)).toMatchObject({ ok: true });
+    const parentCharged = (await api.ctx.mongo.collections.accounts.findOne({ account_tag: 'kidparent' }))!.balance;
+    expect(parentCharged).toBeLessThan(0n);
+    await api.ok('mutation { deleteAccount(account_tag: "kid") { id } }');
+    // Concurrency limits: the authorization reserves a slot on each party, naming the call's parties.
+    await seed(api.ctx, { accounts: [account('kid', { balance: 500n, linked_accounts: ['kidparent'], max_concurrent_transactions: 5 })] });
+    await api.ctx.mongo.collections.accounts.updateOne({ account_tag: 'kidparent' }, { $set: { max_concurrent_transactions: 5 } });
+    // The new customer's switch sends the old Call-ID: the authorization holds a slot on both parties.
+    const auth = callJobs(t0).authorization('kid-old', 'kid');
+    expect(await authorize(deps, auth)).toMatchObject({ authorized: true });
+    const job = callJobs(t0).rollback('kid-old', 'kid');
+    expect(await rollback(deps, job, { id: `job-${++n}`, deadline: job.deadline })).toMatchObject({ ok: true });
+    expect((await api.ctx.mongo.collections.accounts.findOne({ account_tag: 'kidparent' }))!.balance).toBe(parentCharged);
+    expect(await api.ctx.mongo.collections.transactions.countDocuments({ account_tag: 'kidparent', transaction_tag: 'kid-old' })).toBe(1);
     expect((await auditLedger(api.ctx.mongo.collections)).differences).toEqual([]);
   });
 
