@@ -12,6 +12,7 @@ import { allOf, idConditions, matchAny, matchValue, textSearch } from './query';
 import type { References } from './references';
 import type { TaggedKey } from './tagged-store';
 import type { ChangeAnnouncer } from './change-announcer';
+import { workUnderWay } from './deletion-checks';
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -93,13 +94,24 @@ export interface Adjustment {
 interface AdjustmentKeyDoc {
   _id: string;
   account_tag: string;
+  /**
+   * The account's `_id` (claims made before 2026-11-27 have none): a tag may be given to another customer
+   * after a deletion, and that customer's adjustment under a key the old one used is not its replay.
+   */
+  account_id?: string;
   amount: bigint;
   reason: string;
   at: Date;
 }
 
-const sameAdjustment = (claim: Pick<AdjustmentKeyDoc, 'account_tag' | 'amount'>, adjustment: Adjustment) =>
-  claim.account_tag === adjustment.account_tag && claim.amount === adjustment.amount;
+const sameAdjustment = (
+  claim: Pick<AdjustmentKeyDoc, 'account_tag' | 'account_id' | 'amount'>,
+  adjustment: Adjustment,
+  accountId: string,
+) =>
+  claim.account_tag === adjustment.account_tag &&
+  (claim.account_id === undefined || claim.account_id === accountId) &&
+  claim.amount === adjustment.amount;
 
 const keyReused = () => badInput('idempotency_key', 'idempotency_key already used for a different adjustment');
 
@@ -280,10 +292,11 @@ export class AccountStore {
   async adjustBalance(adjustment: Adjustment): Promise<AccountDoc> {
     const { account_tag: accountTag, amount, reason, key } = adjustment;
     if (key === null) return this.incrementBalance(accountTag, amount, reason);
-    if (!(await exists(this.collections.accounts, { account_tag: accountTag }))) throw notFound('account');
+    const account = await this.collections.accounts.findOne({ account_tag: accountTag }, { projection: { _id: 1 } });
+    if (!account) throw notFound('account');
     // Checked before the claim, so that an amount refused for the range does not use the key up.
     const inRange = await exists(this.collections.accounts, { account_tag: accountTag, ...roomFor(amount) });
-    await this.claimKey(key, adjustment, inRange);
+    await this.claimKey(key, adjustment, account._id, inRange);
     await this.applyKeyed({
       op: opIds.adjust(`key:${key}`),
       account_tag: accountTag,
@@ -298,10 +311,10 @@ export class AccountStore {
   }
 
   /** Claims `key` for this adjustment, or finds it claimed by the same one (a retry); refuses any other. */
-  private async claimKey(key: string, adjustment: Adjustment, inRange: boolean): Promise<void> {
+  private async claimKey(key: string, adjustment: Adjustment, accountId: string, inRange: boolean): Promise<void> {
     const claimed = await this.adjustmentKeys.findOne({ _id: key });
     if (claimed) {
-      if (!sameAdjustment(claimed, adjustment)) throw keyReused();
+      if (!sameAdjustment(claimed, adjustment, accountId)) throw keyReused();
       return;
     }
     if (!inRange) throw badInput('amount', 'would take the balance outside the 64-bit integer range');
@@ -309,6 +322,7 @@ export class AccountStore {
       await this.adjustmentKeys.insertOne({
         _id: key,
         account_tag: adjustment.account_tag,
+        account_id: accountId,
         amount: adjustment.amount,
         reason: adjustment.reason,
         at: new Date(),
@@ -317,7 +331,7 @@ export class AccountStore {
       if (!isDuplicateKeyError(err)) throw err;
       // Claimed by a concurrent call in between: fine only if it is the same adjustment.
       const winner = await this.adjustmentKeys.findOne({ _id: key });
-      if (!winner || !sameAdjustment(winner, adjustment)) throw keyReused();
+      if (!winner || !sameAdjustment(winner, adjustment, accountId)) throw keyReused();
     }
   }
 
@@ -383,11 +397,14 @@ export class AccountStore {
     throw new Error(`balance of ${accountTag} kept changing; not adjusted`);
   }
 
-  /** Refused while other accounts link it or calls are running on it; its records stay. */
+  /** Refused while other accounts link it, calls are running on it or work on its money is under way; its records stay. */
   async delete(key: TaggedKey): Promise<AccountDoc> {
     const current = await this.find(key);
     if (!current) throw notFound('account');
     await this.references.refuseAccountLinked('account_tag', current.account_tag, 'delete');
+    const underWay = await workUnderWay(this.collections, current.account_tag);
+    if (underWay)
+      throw invalidReference('account_tag', `cannot delete account "${current.account_tag}" yet: ${underWay}; try again shortly`);
     // Filtered on having no running entry, so a call that begins meanwhile is never orphaned.
     const deleted = await this.collections.accounts.findOneAndDelete({ _id: current._id, ...NOT_RUNNING });
     if (deleted) {

@@ -391,6 +391,74 @@ describe('API accounts', () => {
     });
   });
 
+  /**
+   * Work still under way for an account when it is deleted (a charge or refund not finished, a rollback
+   * answered ok and not carried out, an import batch not settled) would land on whoever holds the tag
+   * next: deletion waits for it, with a clear refusal that changes nothing.
+   */
+  it('refuses to delete an account with work under way, and deletes it once the work is done', async () => {
+    const c = api.ctx.mongo.collections;
+    for (const tag of ['w-pending', 'w-rollback', 'w-import'])
+      await api.ok(`mutation { createAccount(account_tag: "${tag}", pricelist_tags: ["pl"], balance: 10) { id } }`);
+    await c.transactions.insertOne({
+      _id: 'w-pending-record',
+      transaction_tag: 'wp',
+      account_tag: 'w-pending',
+      origin_account_tag: 'w-pending',
+      source: null,
+      source_ip: null,
+      destination: '4420',
+      carrier_ip: null,
+      tags: null,
+      authorized: true,
+      unauthorized_reason: null,
+      destination_rate: null,
+      timestamp_auth: null,
+      timestamp_begin: new Date(),
+      timestamp_end: new Date(),
+      inbound: false,
+      failed: false,
+      duration: 3,
+      fee: 3n,
+      state: 'pending',
+      charged_by: 'record',
+    });
+    await c.outcomes.insertOne({
+      _id: 'w-rollback-job',
+      state: 'done',
+      op: 'rollback',
+      account_tag: 'w-rollback',
+      transaction_tag: 'wr',
+      result: null,
+      targets: [{ account_tag: 'w-rollback', record_id: 'w-rollback-record' }],
+      at: new Date(),
+    });
+    await c.importBatches.insertOne({
+      _id: 'w-import-batch',
+      settle_pending: true,
+      debits: [{ account_tag: 'w-import', amount: 4n }],
+    } as never);
+    for (const [tag, what] of [
+      ['w-pending', 'being charged'],
+      ['w-rollback', 'rollback'],
+      ['w-import', 'import'],
+    ] as const) {
+      const refused = await api.gql(`mutation { deleteAccount(account_tag: "${tag}") { id } }`);
+      expectError(refused, 'INVALID_REFERENCE', 'account_tag');
+      expect(refused.body.errors?.[0]?.message).toContain(what);
+      expect(await accounts().countDocuments({ account_tag: tag })).toBe(1);
+    }
+    await c.transactions.updateOne({ _id: 'w-pending-record' }, { $set: { state: 'charged' } });
+    await c.outcomes.updateOne({ _id: 'w-rollback-job' }, { $set: { applied_at: new Date() } });
+    await c.importBatches.updateOne({ _id: 'w-import-batch' }, { $unset: { settle_pending: '' }, $set: { settled_by: 'w-settlement' } });
+    await c.importBatches.insertOne({ _id: 'w-settlement', members: ['w-import-batch'] } as never);
+    // A settlement that claimed the batch and has not written its debits yet: still under way.
+    expectError(await api.gql('mutation { deleteAccount(account_tag: "w-import") { id } }'), 'INVALID_REFERENCE', 'account_tag');
+    await c.importBatches.updateOne({ _id: 'w-settlement' }, { $set: { debits_settled: true } });
+    for (const tag of ['w-pending', 'w-rollback', 'w-import']) await api.ok(`mutation { deleteAccount(account_tag: "${tag}") { id } }`);
+    expect(await accounts().countDocuments({ account_tag: { $in: ['w-pending', 'w-rollback', 'w-import'] } })).toBe(0);
+  });
+
   it('deletes an unused account by id or tag and returns it', async () => {
     const { createAccount } = await api.ok('mutation { createAccount(account_tag: "d-1", name: "Gone", balance: 3) { id } }');
     expect(

@@ -130,6 +130,17 @@ describe('API adjustBalance', () => {
     expect({ acc: await balanceOf('acc'), other: await balanceOf('other'), ledger: await c().ledger.countDocuments() }).toEqual(before);
   });
 
+  it("refuses a key the deleted previous holder of the tag used: the new customer's top-up is never taken for a replay", async () => {
+    await api.ok('mutation { createAccount(account_tag: "number", balance: 0) { id } }');
+    const vars = { tag: 'number', amount: 500, reason: 'monthly top-up', key: 'topup-number-2026-11' };
+    expect((await adjust(vars)).body).toEqual({ data: { adjustBalance: { account_tag: 'number', balance: 500 } } });
+    await api.ok('mutation { deleteAccount(account_tag: "number") { id } }');
+    await api.ok('mutation { createAccount(account_tag: "number", balance: 0) { id } }');
+    const error = expectError(await adjust(vars), 'BAD_USER_INPUT', 'idempotency_key');
+    expect(error.message).toBe('idempotency_key: idempotency_key already used for a different adjustment');
+    expect(await balanceOf('number')).toBe(0n);
+  });
+
   it.each([
     ['a zero amount', { amount: 0 }, 'amount'],
     ['a blank reason', { reason: '   ' }, 'reason'],

@@ -1,0 +1,34 @@
+import type { Filter } from 'mongodb';
+import type { OutcomeDoc } from '../../shared/domain/calls/decisions';
+import { ROLLBACK_OUTCOMES, UNSETTLED_RECORDS, type Collections } from '../../shared/domain/store';
+import type { ImportBatchDoc } from '../../shared/domain/ledger/batches';
+import { exists } from './documents';
+
+/**
+ * What still moves money for an account, which its deletion waits for (docs/OPERATIONS.md, "Deleting
+ * accounts"): every balance change finds its account by tag, so work finished after the deletion would
+ * find no account, or the next customer given the same tag. Null when nothing is under way. A rare
+ * operator's step: the settlements' check reads the settlements not finished, not an index of them.
+ */
+export async function workUnderWay(collections: Collections, accountTag: string): Promise<string | null> {
+  if (await exists(collections.transactions, { account_tag: accountTag, ...UNSETTLED_RECORDS }))
+    return 'one of its calls is still being charged or refunded';
+  const rollbackPending: Filter<OutcomeDoc> = {
+    ...ROLLBACK_OUTCOMES,
+    state: 'done',
+    applied_at: { $exists: false },
+    'targets.account_tag': accountTag,
+  };
+  if (await exists(collections.outcomes, rollbackPending)) return 'a rollback answered ok is not carried out on it yet';
+  const batches = collections.importBatches;
+  if (await exists(batches, { settle_pending: true, 'debits.account_tag': accountTag } as Filter<ImportBatchDoc>))
+    return 'an import batch that charges it is not settled yet';
+  for await (const settlement of batches.find(
+    { members: { $exists: true }, debits_settled: { $ne: true } },
+    { projection: { _id: 1, members: 1 } },
+  )) {
+    const charges = { _id: { $in: settlement.members ?? [] }, settled_by: settlement._id, 'debits.account_tag': accountTag };
+    if (await exists(batches, charges as Filter<ImportBatchDoc>)) return 'an import settlement that charges it is not finished yet';
+  }
+  return null;
+}
