@@ -10,7 +10,8 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { ensureLauncherJar } from '../../src/shared/infra/services/mongo-server';
 import { ensureRedisServer } from '../../src/shared/infra/services/redis-server';
-import { freePort, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
+import { withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
+import { testPort } from '../support/ports';
 import { between, Rng, seededRng } from '../support/rng';
 
 export const HOST = '127.0.0.1';
@@ -297,7 +298,7 @@ export async function defineServers(run: ProcHost, extraPorts: number, options: 
   // Fixed ports: a restarted process comes back where its clients (and the other processes) look for it.
   const wanted = 2 + extraPorts;
   const ports = new Set<number>();
-  for (let i = 0; ports.size < wanted && i < 50; i++) ports.add(await freePort(HOST));
+  for (let i = 0; ports.size < wanted && i < 50; i++) ports.add(await testPort(HOST));
   if (ports.size < wanted) throw new Error(`could not find ${wanted} free ports`);
   const [redisPort, mongoPort, ...rest] = [...ports];
   const redisUrl = `redis://${HOST}:${redisPort}`;

@@ -2,7 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, sleep } from '../../src/shared/infra/services/process-tools';
+import { sleep } from '../../src/shared/infra/services/process-tools';
+import { testPorts } from '../support/ports';
 import { SERVERS_FILE, type ServersRecord } from '../../src/shared/infra/services/servers-file';
 import { ServiceProcess } from '../support/service-process';
 import { uniqueName } from '../support/harness';
@@ -132,7 +133,7 @@ describe('a servers file the commands must not trust', () => {
 
   it('left by a killed npm start (its pid is gone): the hint', async () => {
     const dataDir = path.join(dir, 'killed');
-    const [apiPort, agentPort] = [await freePort(), await freePort()];
+    const [apiPort, agentPort] = await testPorts(2);
     const env = terminal(dataDir, { API_PORT: String(apiPort), AGENT_PORT: String(agentPort), LOG_LEVEL: 'info' });
     const child: ChildProcess = spawn(process.execPath, [path.join(root, 'dist', 'main.js')], {
       cwd: root,
@@ -181,7 +182,7 @@ describe('a servers file the commands must not trust', () => {
   async function silentServers(name: string): Promise<{ dataDir: string; file: string }> {
     const dataDir = path.join(dir, name);
     mkdirSync(dataDir, { recursive: true });
-    const [mongoPort, redisPort] = [await freePort(), await freePort()];
+    const [mongoPort, redisPort] = await testPorts(2);
     const record: ServersRecord = {
       pid: process.pid,
       mongoUrl: `mongodb://127.0.0.1:${mongoPort}/rating`,

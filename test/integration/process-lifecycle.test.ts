@@ -2,7 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, sleep } from '../../src/shared/infra/services/process-tools';
+import { sleep } from '../../src/shared/infra/services/process-tools';
+import { testPorts } from '../support/ports';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -62,7 +63,7 @@ describe('single-machine process (dist/main.js)', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('starts with local servers under DATA_DIR, is ready on both ports and stops cleanly', async () => {
-    const [apiPort, agentPort] = [await freePort(), await freePort()];
+    const [apiPort, agentPort] = await testPorts(2);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       API_PORT: String(apiPort),
@@ -99,7 +100,7 @@ describe('single-machine process (dist/main.js)', () => {
    * development setup without tokens or alert channels is meant to see.
    */
   it('prints no warning or error from start to Ctrl-C (SIGINT to its process group)', async () => {
-    const [apiPort, agentPort] = [await freePort(), await freePort()];
+    const [apiPort, agentPort] = await testPorts(2);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       API_PORT: String(apiPort),

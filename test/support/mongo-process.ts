@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { ensureLauncherJar, launcherReady } from '../../src/shared/infra/services/mongo-server';
-import { freePort, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
+import { withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
+import { testPort } from './ports';
 
 export interface MongoProcess {
   child: ChildProcess;
@@ -14,7 +15,7 @@ export interface MongoProcess {
  */
 export async function startH2MongoServer(file: string, port?: number): Promise<MongoProcess> {
   const jar = ensureLauncherJar();
-  const chosen = port ?? (await freePort('127.0.0.1'));
+  const chosen = port ?? (await testPort('127.0.0.1'));
   const [command, args] = withParentDeathSignal('java', [
     '-XX:+UseParallelGC',
     '-Xss1m',

@@ -1,7 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Config } from '../../src/shared/infra/config';
-import { freePort, sleep, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
+import { sleep, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
+import { testPort } from './ports';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -25,7 +26,7 @@ export interface AgentProcess {
  * in NODE_ENV=test the agent is open, as the in-process harness is.
  */
 export async function startAgentProcess(config: Config, env: Record<string, string> = {}): Promise<AgentProcess> {
-  const port = await freePort('127.0.0.1');
+  const port = await testPort('127.0.0.1');
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'test',

@@ -1,7 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, sleep, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
+import { sleep, withParentDeathSignal } from '../../src/shared/infra/services/process-tools';
+import { testPorts } from './ports';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const HOST = '127.0.0.1';
@@ -37,9 +38,7 @@ export class ServiceProcess {
   async start(options: ServiceProcessOptions): Promise<void> {
     const main = path.join(ROOT, 'dist', 'main.js');
     if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
-    const apiPort = await freePort(HOST);
-    let agentPort = await freePort(HOST);
-    while (agentPort === apiPort) agentPort = await freePort(HOST);
+    const [apiPort, agentPort] = await testPorts(2, HOST);
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of Object.keys(env)) if (SERVICE_SETTINGS.test(name)) delete env[name];
     Object.assign(env, {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/app';
-import { freePort } from '../../../src/shared/infra/services/process-tools';
+import { testPort } from '../../support/ports';
 import { createTestContext, graphql, TestContext, uniqueName } from '../../support/harness';
 import { waitFor } from './receivers';
 
@@ -60,7 +60,7 @@ describe('production start check', () => {
   });
 
   it('starts in production with a token, and requires it', async () => {
-    const port = await freePort();
+    const port = await testPort();
     const secret = 'production-secret-0123456789';
     const api = start(
       'api/main.js',
