@@ -7,7 +7,7 @@ import type { ApiStores } from '../store';
 export interface ApiServices {
   stores: ApiStores;
   /** In-memory rating data, for routing answers (destination_rate, least-cost routing). */
-  ratingData: Pick<RatingDataCache, 'index'>;
+  ratingData: Pick<RatingDataCache, 'index' | 'freshIndex'>;
 }
 
 export type ApiContext = MercuriusContext & { ctx: AppContext } & ApiServices;

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { ServiceContext } from './service-context';
 import { closeRedis, type RedisClient } from './redis';
 
@@ -17,9 +18,18 @@ export type ChangeTopic =
 const versionKey = (prefix: string, topic: ChangeTopic) => `${prefix}:${topic}:version`;
 const channel = (prefix: string, topic: ChangeTopic) => `${prefix}:${topic}:changed`;
 
+/**
+ * The next version: one more than the last, or, when the key is missing, a random start. A count begun
+ * again at 1 after Redis lost its data (a restart without persistence) would announce a version a
+ * holder may already have, and that holder would keep the old data for good.
+ */
+const NEXT_VERSION = `if redis.call('exists', KEYS[1]) == 0 then redis.call('set', KEYS[1], ARGV[1]) end
+return redis.call('incr', KEYS[1])`;
+
 /** Call after any committed change of the topic's data. */
 export async function announceChange(ctx: Pick<ServiceContext, 'redis' | 'config'>, topic: ChangeTopic): Promise<void> {
-  const version = await ctx.redis.incr(versionKey(ctx.config.queuePrefix, topic));
+  const start = String(randomInt(1, 2 ** 47));
+  const version = await ctx.redis.eval(NEXT_VERSION, 1, versionKey(ctx.config.queuePrefix, topic), start);
   await ctx.redis.publish(channel(ctx.config.queuePrefix, topic), String(version));
 }
 

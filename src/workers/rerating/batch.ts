@@ -60,7 +60,8 @@ export async function processRerateBatch(deps: TransactionDeps, job: RerateBatch
     .sort({ _id: 1 })
     .limit(size)
     .toArray();
-  const index = await deps.rating.index();
+  // Read fresh: a run is usually started right after a price change, before its announcement may reach this process.
+  const index = await deps.rating.freshIndex();
   const tags = [...new Set(records.map((r) => r.account_tag))];
   const found = await accounts.find({ account_tag: { $in: tags } }, { projection: { running_transactions: 0 } }).toArray();
   const byTag = new Map<string, AccountDoc>(found.map((a) => [a.account_tag, a]));

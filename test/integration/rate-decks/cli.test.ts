@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestContext, type TestContext } from '../../support/harness';
+import { announceRatingDataChange } from '../../../src/shared/domain/rating-data/cache';
 
 const root = path.resolve(__dirname, '../../..');
 
@@ -43,6 +44,9 @@ describe('rating rates import', () => {
 
   beforeAll(async () => {
     ctx = await createTestContext();
+    // The version starts at a random value with the first change (announced-version.ts): one change
+    // first, so that each case counts its own from a known version.
+    await announceRatingDataChange(ctx);
     await ctx.mongo.collections.pricelists.insertOne({ _id: 'p1', pricelist_tag: 'retail', name: null, currency: 'USD' });
     await ctx.mongo.collections.carriers.insertOne({
       _id: 'c1',

@@ -15,8 +15,9 @@ export const reratingResolvers: ApiResolvers = {
       count: await stores.reratings.count(args.filter ?? {}),
     }),
     reratingPreview: async (_root: unknown, args: Args, { stores, ratingData }: ApiContext) => {
+      // Fresh: a dry run usually follows a price change made just before, maybe through another process.
       const selection = readSelection(args);
-      return stores.reratings.preview(await ratingData.index(), selection, readSample(args));
+      return stores.reratings.preview(await ratingData.freshIndex(), selection, readSample(args));
     },
   },
   Mutation: {

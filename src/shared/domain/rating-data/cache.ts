@@ -14,7 +14,7 @@ export function announceRatingDataChange(ctx: Pick<AppContext, 'redis' | 'config
 
 export class RatingDataCache {
   private current: { version: string; index: RatingIndex } | undefined;
-  private building: Promise<RatingIndex> | undefined;
+  private building: { version: string; index: Promise<RatingIndex> } | undefined;
 
   private constructor(
     private readonly ctx: AppContext,
@@ -30,8 +30,26 @@ export class RatingDataCache {
   async index(): Promise<RatingIndex> {
     const version = await this.version.current();
     if (this.current?.version === version) return this.current.index;
-    this.building ??= this.rebuild(version).finally(() => (this.building = undefined));
-    return this.building;
+    // A build of an older version under way is not this one's: its reads may predate the change.
+    if (this.building?.version !== version) {
+      const building = { version, index: this.rebuild(version) };
+      this.building = building;
+      void building.index.then(
+        () => this.building === building && (this.building = undefined),
+        () => this.building === building && (this.building = undefined),
+      );
+    }
+    return this.building.index;
+  }
+
+  /**
+   * The index as the data stands now: the version is read from Redis first, not taken from the last
+   * announcement. For work that must see a change made just before it was asked for, whose announcement
+   * may not have reached this process yet (a rerating started right after a price change).
+   */
+  freshIndex(): Promise<RatingIndex> {
+    this.version.invalidate();
+    return this.index();
   }
 
   /** Forces a version check on the next use (after this process itself wrote rating data). */
@@ -53,7 +71,8 @@ export class RatingDataCache {
       timeZones: new Map(zones.map((z) => [z.pricelist_tag, z.time_zone as string])),
       holidays: holidayDocs.map((h) => h.date),
     });
-    this.current = { version, index };
+    // A slower build of an older version finishing last must not replace a newer one.
+    if (this.current === undefined || this.building?.version === version) this.current = { version, index };
     this.ctx.logger.debug({ version, rates: index.size }, 'rating index rebuilt');
     return index;
   }
