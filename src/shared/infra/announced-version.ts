@@ -26,10 +26,19 @@ const channel = (prefix: string, topic: ChangeTopic) => `${prefix}:${topic}:chan
 const NEXT_VERSION = `if redis.call('exists', KEYS[1]) == 0 then redis.call('set', KEYS[1], ARGV[1]) end
 return redis.call('incr', KEYS[1])`;
 
+/**
+ * The version as it stands, created at a random value when missing: a missing key read as a constant
+ * ('0') would match what a holder read at an earlier loss, and a change made between two losses would
+ * go unseen.
+ */
+const CURRENT_VERSION = `if redis.call('exists', KEYS[1]) == 0 then redis.call('set', KEYS[1], ARGV[1]) end
+return redis.call('get', KEYS[1])`;
+
+const randomStart = () => String(randomInt(1, 2 ** 47));
+
 /** Call after any committed change of the topic's data. */
 export async function announceChange(ctx: Pick<ServiceContext, 'redis' | 'config'>, topic: ChangeTopic): Promise<void> {
-  const start = String(randomInt(1, 2 ** 47));
-  const version = await ctx.redis.eval(NEXT_VERSION, 1, versionKey(ctx.config.queuePrefix, topic), start);
+  const version = await ctx.redis.eval(NEXT_VERSION, 1, versionKey(ctx.config.queuePrefix, topic), randomStart());
   await ctx.redis.publish(channel(ctx.config.queuePrefix, topic), String(version));
 }
 
@@ -76,7 +85,7 @@ export class AnnouncedVersion {
     this.stale = false;
     let version: string;
     try {
-      version = (await this.ctx.redis.get(versionKey(this.ctx.config.queuePrefix, this.topic))) ?? '0';
+      version = String(await this.ctx.redis.eval(CURRENT_VERSION, 1, versionKey(this.ctx.config.queuePrefix, this.topic), randomStart()));
     } catch (err) {
       this.stale = true;
       throw err;

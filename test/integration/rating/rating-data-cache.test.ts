@@ -39,6 +39,19 @@ describe('the rating data cache', () => {
     expect(await waitFor(async () => (await rateOf()) === 120, 'the change after the loss', 3_000)).toBe(true);
   });
 
+  it('a version key lost twice, a change between the losses: the change is still seen', async () => {
+    const key = `${ctx.config.queuePrefix}:rating-data:version`;
+    await ctx.redis.del(key);
+    await cache.freshIndex(); // the holder has read the version of a missing key
+    await ctx.mongo.collections.rates.updateMany({}, { $set: { rate: 150 } });
+    await announceRatingDataChange(ctx);
+    await ctx.redis.del(key); // lost again before the holder read the change's version
+    expect(await waitFor(async () => (await rateOf()) === 150, 'the change between the losses', 3_000)).toBe(true);
+    await ctx.mongo.collections.rates.updateMany({}, { $set: { rate: 60 } });
+    await announceRatingDataChange(ctx);
+    expect(await waitFor(async () => (await rateOf()) === 60, 'the price set back', 3_000)).toBe(true);
+  });
+
   it('a rerating rates with the prices as they are when it runs, though the change was not announced to its process yet', async () => {
     const t0 = Date.now() - 60_000;
     const job = callJobs(t0).record('repriced-call', 'repriced', 30);
