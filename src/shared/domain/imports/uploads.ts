@@ -150,6 +150,8 @@ export class UploadRun {
   private readonly submitter: BatchSubmitter;
   private readonly pendingRejects: ImportRejectDoc[] = [];
   private storedRejects = 0;
+  /** Rejects taken from `pendingRejects` by a write not finished yet: counted, or the cap overshoots meanwhile. */
+  private writingRejects = 0;
   private stopReason: string | null = null;
   private lost = false;
   private writing: Promise<void> = Promise.resolve();
@@ -229,7 +231,7 @@ export class UploadRun {
   }
 
   private reject(line: number, reason: string, account_tag?: string): void {
-    if (this.storedRejects + this.pendingRejects.length >= REJECTS_KEPT) return;
+    if (this.storedRejects + this.writingRejects + this.pendingRejects.length >= REJECTS_KEPT) return;
     this.pendingRejects.push({
       _id: rejectId(this.importId, line),
       import_id: this.importId,
@@ -251,12 +253,20 @@ export class UploadRun {
     const { db, claim } = this.options;
     if (this.pendingRejects.length > 0) {
       const batch = this.pendingRejects.splice(0);
+      this.writingRejects = batch.length;
       // A rerun stores the same lines again: an upsert that only inserts keeps the first reason and counts new ones.
       const ops: AnyBulkWriteOperation<ImportRejectDoc>[] = batch.map(({ _id, ...doc }) => ({
         updateOne: { filter: { _id }, update: { $setOnInsert: doc }, upsert: true },
       }));
-      const result = await importRejectsOf(db).bulkWrite(ops, { ordered: false });
-      this.storedRejects += result.upsertedCount;
+      try {
+        const result = await importRejectsOf(db).bulkWrite(ops, { ordered: false });
+        this.storedRejects += result.upsertedCount;
+      } catch (err) {
+        this.pendingRejects.unshift(...batch); // written again by the next tick
+        throw err;
+      } finally {
+        this.writingRejects = 0;
+      }
     }
     const t = this.totals;
     const updated = await uploadsOf(db).updateOne(
