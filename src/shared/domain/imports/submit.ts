@@ -19,6 +19,8 @@ interface Waiter {
   kind: 'batch' | 'settlement';
   /** Creation time of the job we wait for (tells a batch's stored result from an earlier run's). */
   jobTimestamp: number;
+  /** Sends the job again under its id, from what this importer holds; its creation time. */
+  resend(): Promise<number>;
   resolve(result: unknown): void;
   reject(err: Error): void;
 }
@@ -67,9 +69,10 @@ export class BatchSubmitter {
     while (this.inFlight.size >= this.maxInFlight) await Promise.race(this.inFlight);
     if (this.closed) throw new BatchFailed('import stopped');
     const id = importBatchId(importId, batch);
-    const task = this.enqueue(id, { import_id: importId, batch, lines, deadline: null })
+    const data: ImportJob = { import_id: importId, batch, lines, deadline: null };
+    const task = this.enqueue(id, data)
       // Registered after the job exists: an event that came first is caught by the next poll.
-      .then((jobTimestamp) => this.wait<ImportBatchResult>(id, 'batch', jobTimestamp))
+      .then((jobTimestamp) => this.wait<ImportBatchResult>(id, 'batch', jobTimestamp, () => this.enqueue(id, data)))
       .then((result) => {
         this.toSettle(importId, id);
         return this.onResult(result, lines);
@@ -110,9 +113,10 @@ export class BatchSubmitter {
   private sendSettlements(): void {
     for (const [importId, batches] of this.unsettled) {
       const id = newSettlementId(importId);
-      const task = this.queue
-        .add('import-settle', { import_id: importId, settlement_id: id, batches }, { jobId: id })
-        .then((job) => this.wait<SettlementResult>(id, 'settlement', job.timestamp))
+      const send = async () =>
+        (await this.queue.add('import-settle', { import_id: importId, settlement_id: id, batches }, { jobId: id })).timestamp;
+      const task = send()
+        .then((timestamp) => this.wait<SettlementResult>(id, 'settlement', timestamp, send))
         .finally(() => this.settlements.delete(task));
       this.settlements.add(task);
       task.catch(() => undefined);
@@ -122,10 +126,10 @@ export class BatchSubmitter {
   }
 
   /** The answer of a job now queued (by the queue's events, or the poll). */
-  private wait<T>(jobId: string, kind: Waiter['kind'], jobTimestamp: number): Promise<T> {
+  private wait<T>(jobId: string, kind: Waiter['kind'], jobTimestamp: number, resend: Waiter['resend']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) reject(new BatchFailed('import stopped'));
-      else this.waiters.set(jobId, { kind, jobTimestamp, resolve: (r) => resolve(r as T), reject });
+      else this.waiters.set(jobId, { kind, jobTimestamp, resend, resolve: (r) => resolve(r as T), reject });
     });
   }
 
@@ -188,16 +192,24 @@ export class BatchSubmitter {
     }
   }
 
-  /** A job gone from the queue (Redis lost it, or retention removed it): its outcome as MongoDB holds it. */
+  /**
+   * A job gone from the queue: its outcome as MongoDB holds it (retention removed the finished job), or,
+   * with none, the job sent again under its id (Redis lost it before it finished: a restart without
+   * persistence). Safe to repeat: a batch's claim and a settlement's document make a second run charge
+   * nothing twice, and a job still queued under the id is not added again.
+   */
   private async settleFromStore(jobId: string): Promise<void> {
     const waiter = this.waiters.get(jobId);
-    if (waiter?.kind === 'settlement') {
+    if (!waiter) return;
+    if (waiter.kind === 'settlement') {
       const done = await settlementDone(this.db, jobId);
       if (done) this.answer(jobId, done);
+      else waiter.jobTimestamp = await waiter.resend();
       return;
     }
     const stored = await finishedBatch(this.db, jobId);
-    if (stored) this.answer(jobId, { ...stored.result, replayed: stored.job_timestamp !== waiter?.jobTimestamp });
+    if (stored) this.answer(jobId, { ...stored.result, replayed: stored.job_timestamp !== waiter.jobTimestamp });
+    else waiter.jobTimestamp = await waiter.resend();
   }
 }
 
