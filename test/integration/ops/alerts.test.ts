@@ -141,6 +141,26 @@ describe('alert delivery', () => {
     expect(job?.returnvalue).toEqual({ delivered: ['webhook'], skipped: ['email', 'sms'] });
   });
 
+  // "End this call" is the guard of prepaid calls that share a balance: once per call, so it must not
+  // be given up after the ten tries (about 17 minutes) of other alerts while the switch's receiver is down.
+  it('keeps retrying "end this call" every 10 s for a day, where other alerts give up after ten tries', async () => {
+    await endCallAlert(ctx, { account_tag: 'frank', transaction_tag: 'call-9', available_balance: -1n });
+    const hook = await waitFor(() => webhooksOf('END_CALL', 'frank')[0], 'the end-call webhook');
+    const job = await ctx.queues.alerts.getJob(String(hook.body.id));
+    expect(job!.opts).toMatchObject({ attempts: 8640, backoff: { type: 'fixed', delay: 10_000 } });
+    await refusalAlert(
+      ctx,
+      { account_tag: 'frank', notification_email: null, notification_mobile: null },
+      {
+        transaction_tag: 'call-10',
+        destination: '44',
+        reason: 'BALANCE_INSUFFICIENT',
+      },
+    );
+    const refused = await waitFor(() => webhooksOf('CALL_REFUSED', 'frank')[0], 'the refusal webhook');
+    expect((await ctx.queues.alerts.getJob(String(refused.body.id)))!.opts).toMatchObject({ attempts: 10 });
+  });
+
   it('retries a failing receiver and does not resend channels that succeeded', async () => {
     const before = webhook.requests.length;
     webhook.respond = (index) => (index === before ? 500 : 200);

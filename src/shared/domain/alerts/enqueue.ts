@@ -1,5 +1,6 @@
 import type { AppContext } from '../context';
 import { jobId } from '../queues/names';
+import { endCallJobOptions } from '../queues/queues';
 import type { AlertJob, AlertKind } from '../queues/payloads';
 import { withTimeout } from '../../infra/time-limit';
 
@@ -48,7 +49,7 @@ async function dedupeAndAdd(ctx: AppContext, alert: AlertJob, options: AlertOpti
   if (remembered !== 1) return false;
   const id = jobId('alert', alert.kind, alert.account_tag, alert.transaction_tag ?? '-', options.condition, options.occurrence);
   try {
-    await ctx.queues.alerts.add(alert.kind, alert, { jobId: id });
+    await ctx.queues.alerts.add(alert.kind, alert, { jobId: id, ...(alert.kind === 'END_CALL' ? endCallJobOptions : {}) });
   } catch (err) {
     // Forget the condition again so the next observation retries instead of staying silent.
     await ctx.redis.del(key).catch(() => undefined);

@@ -14,6 +14,13 @@ export const retention = {
   removeOnFail: { age: 7 * 86400, count: 50000 },
 } as const;
 
+/**
+ * "End this call" (END_CALL) is raised once per call, and it is how the switch learns that prepaid calls
+ * sharing a balance have used it up: it is retried at a steady pace for a day (longer than any call may
+ * run) instead of being given up after the alerts' ten tries (about 17 minutes of a receiver down).
+ */
+export const endCallJobOptions = { attempts: 8640, backoff: { type: 'fixed', delay: 10_000 } } as const;
+
 export const defaultJobOptions: Record<string, DefaultJobOptions> = {
   [QueueNames.processing]: { ...retention, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
   [QueueNames.alerts]: { ...retention, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
