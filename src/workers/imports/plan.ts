@@ -3,7 +3,7 @@ import type { ImportLine } from '../../shared/domain/queues/payloads';
 import type { RatingIndex } from '../../shared/domain/rating';
 import { type Reason, Reasons } from '../../shared/domain/calls';
 import { ratedRecord } from '../transactions/records';
-import { PartyRate, rateParty } from '../transactions/route';
+import { PartyRate, rateParties, rateParty } from '../transactions/route';
 import type { BatchAccount } from './accounts';
 import { importRecordId } from '../../shared/domain/ledger';
 
@@ -82,14 +82,12 @@ function rateLine(
   const resolved = parties(accounts, line);
   if (!Array.isArray(resolved)) return { kind: 'refused', ...resolved };
   const at = new Date(line.timestamp_begin);
-  const rates: RatedLine['rates'] = [];
-  for (const party of resolved) {
+  const rates = rateParties(resolved, line.carrier_ip, (party, carrierIp) =>
     // routeFor reads only the routing preferences, which BatchAccount carries.
-    const account = party.account as unknown as AccountDoc;
-    const rate = rateParty(index, account, party.inbound, { destination: line.destination, at, carrierIp: line.carrier_ip });
-    if (!rate) return { kind: 'refused', reason: Reasons.UNREACHABLE_DESTINATION, account_tag: party.account.account_tag };
-    rates.push({ party, rate });
-  }
+    rateParty(index, party.account as unknown as AccountDoc, party.inbound, { destination: line.destination, at, carrierIp }),
+  );
+  if (!Array.isArray(rates))
+    return { kind: 'refused', reason: Reasons.UNREACHABLE_DESTINATION, account_tag: rates.unreachable.account.account_tag };
   return { kind: 'rated', line, at, rates, callParties: rates.map((x) => x.party.account.account_tag) };
 }
 

@@ -7,10 +7,9 @@ import { TransactionDeps } from './deps';
 import { foreignRecordFate, refundRecord } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { resolveParties } from './parties';
-import { PartyRate, rateParty } from './route';
+import { rateParties, rateParty } from './route';
 import { ratedRecord } from './records';
 import { releaseReservations } from './reservations';
-import type { Party } from './parties';
 import { afterDebit, insertRecord, markCharged } from './record-store';
 import { stands, type RecordRecovery } from './recovery';
 
@@ -64,12 +63,10 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
   }
   const index = await deps.rating.index();
   const begin = new Date(job.timestamp_begin);
-  const rated: Array<{ party: Party; rate: PartyRate }> = [];
-  for (const party of resolved.parties) {
-    const rate = rateParty(index, party.account, party.inbound, { destination: job.destination, at: begin, carrierIp: job.carrier_ip });
-    if (!rate) return refused(Reasons.UNREACHABLE_DESTINATION);
-    rated.push({ party, rate });
-  }
+  const rated = rateParties(resolved.parties, job.carrier_ip, (party, carrierIp) =>
+    rateParty(index, party.account, party.inbound, { destination: job.destination, at: begin, carrierIp }),
+  );
+  if (!Array.isArray(rated)) return refused(Reasons.UNREACHABLE_DESTINATION);
   const callParties = rated.map((r) => r.party.account.account_tag);
   const carrierIp = job.carrier_ip ?? rated[0].rate.carrierIp;
 

@@ -27,6 +27,30 @@ export function rateParty(
 }
 
 /**
+ * Rates every party of a call, the caller first (`parties` in the call's order): the caller on the
+ * carrier the proxy named (`carrierIp`; else its own first route), every other party on the carrier
+ * the caller resolved to, at its own rate there (its own first route only where it has none), which is
+ * what authorization sized the grant on (rateOnCarrier). Without this a parent was billed on its own
+ * first route whenever the proxy sent no `carrier_ip`, or one matching no carrier: dearer than granted.
+ * `{ unreachable }` names the first party that cannot reach the destination.
+ */
+export function rateParties<P>(
+  parties: readonly P[],
+  carrierIp: string | null,
+  rate: (party: P, carrierIp: string | null) => PartyRate | null,
+): Array<{ party: P; rate: PartyRate }> | { unreachable: P } {
+  const rated: Array<{ party: P; rate: PartyRate }> = [];
+  let callersCarrier = carrierIp;
+  for (const party of parties) {
+    const partyRate = rate(party, rated.length === 0 ? carrierIp : callersCarrier);
+    if (!partyRate) return { unreachable: party };
+    if (rated.length === 0 && partyRate.carrierIp) callersCarrier = partyRate.carrierIp;
+    rated.push({ party, rate: partyRate });
+  }
+  return rated;
+}
+
+/**
  * The rate begin bills a party at when the call goes out on `carrier` (one of the caller's listed
  * routes): the party's own rate on that carrier, matched as begin matches the `carrier_ip` a proxy
  * sends; else the party's first route. Authorization sizes its grant on these (authorization.ts).

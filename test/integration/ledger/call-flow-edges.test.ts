@@ -294,18 +294,22 @@ describe('defect 1: carrier failover never overdraws a prepaid account', () => {
     await seed(ctx, {
       // c1 at 60/min, c2 at 240/min: a call cut at the grant on c2 must not cost more than the balance.
       carriers: [carrier('c1', { host: '10.0.0.1' }), carrier('c2', { host: '10.0.0.2' })],
-      pricelists: [pricelist('pl'), pricelist('dear')],
+      pricelists: [pricelist('pl'), pricelist('dear'), pricelist('c1only')],
       rates: [
         rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 0 }),
         rate('pl', 'c2', '39', { rate: 240, rate_increment: 1, connect_fee: 0 }),
         // The parent pays 600/min on c2 and 60/min on c1.
         rate('dear', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 0 }),
         rate('dear', 'c2', '39', { rate: 600, rate_increment: 1, connect_fee: 0 }),
+        rate('c1only', 'c1', '39', { rate: 60, rate_increment: 1, connect_fee: 0 }),
       ],
       accounts: [
         account('prepaid', { balance: 100n }),
         account('kid', { balance: 10_000n, linked_accounts: ['reseller'] }),
         account('reseller', { balance: 100n, pricelist_tags: ['dear'] }),
+        // A caller that goes out on c1 only, under a parent that prefers c2 for its own calls.
+        account('c1kid', { balance: 10_000n, linked_accounts: ['c2parent'], pricelist_tags: ['c1only'] }),
+        account('c2parent', { balance: 100n, pricelist_tags: ['dear'], carrier_tags: ['c2'] }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -318,7 +322,7 @@ describe('defect 1: carrier failover never overdraws a prepaid account', () => {
   });
 
   /** The fee of a call cut `late` seconds after its grant (the proxy's timer and the end's stamp). */
-  const cutCost = async (accountTag: string, units: number, carrierIp: string, late: number) => {
+  const cutCost = async (accountTag: string, units: number, carrierIp: string | null, late: number) => {
     const tag = `cut-${accountTag}-${carrierIp}`;
     const t0 = Date.now() - 3_600_000;
     const job = {
@@ -362,5 +366,14 @@ describe('defect 1: carrier failover never overdraws a prepaid account', () => {
     const after = await cutCost('kid', answer.max_available_units, '10.0.0.2:5060', 1.99);
     expect(after!.balance).toBeGreaterThan(0n);
     expect((await ctx.mongo.collections.accounts.findOne({ account_tag: 'reseller' }))!.balance).toBeGreaterThanOrEqual(0n);
+  });
+
+  it('a linked parent is billed on the carrier the caller went out on when the proxy sends no carrier_ip, as the grant assumed', async () => {
+    const answer = await authorize(deps, authorizationJob('c1kid'));
+    expect(answer).toMatchObject({ authorized: true, carriers: ['UDP:10.0.0.1:5060'] });
+    await cutCost('c1kid', answer.max_available_units, null, 1.99);
+    const parentRecord = await ctx.mongo.collections.transactions.findOne({ account_tag: 'c2parent' });
+    expect(parentRecord!.destination_rate).toMatchObject({ carrier_tag: 'c1', rate: 60 });
+    expect((await ctx.mongo.collections.accounts.findOne({ account_tag: 'c2parent' }))!.balance).toBeGreaterThanOrEqual(0n);
   });
 });
