@@ -10,7 +10,7 @@ import { QueueNames } from '../shared/domain/queues/names';
 import { bullmqPrefix } from '../shared/domain/queues/queues';
 import { RatingDataCache } from '../shared/domain/rating-data/cache';
 import { ImportAccountCache } from './imports/account-cache';
-import { scheduleMaintenance } from './maintenance/schedule';
+import { END_CALL_SCHEDULER_ID, scheduleMaintenance } from './maintenance/schedule';
 import { processorsFor } from './processors';
 import { CallConsumer } from './call-consumer';
 import { transactionProcessor } from './transactions/processor';
@@ -66,22 +66,32 @@ export async function startWorkers(ctx: AppContext, queues: string[] = Object.va
       return worker;
     });
   // Idempotent: every worker process registers the same single schedule, and registers it again every
-  // period, so a Redis that lost its data gets it back without a worker restart.
-  let reschedule: NodeJS.Timeout | undefined;
+  // long-call period, so a changed interval takes effect. A Redis that lost its data gets it back within
+  // an end-call period: that check is the prepaid guard of calls sharing a balance (docs/AGENT.md), so
+  // it is looked for that often (one read) and registered again at once when missing.
+  const timers: NodeJS.Timeout[] = [];
   if (queues.includes(QueueNames.maintenance)) {
     await scheduleMaintenance(ctx);
-    reschedule = setInterval(() => {
+    const register = () =>
       scheduleMaintenance(ctx).catch((err: unknown) =>
         ctx.logger.warn({ err }, 'could not register the maintenance schedule; next period'),
       );
-    }, ctx.config.longCallScanSeconds * 1000);
-    reschedule.unref();
+    timers.push(setInterval(() => void register(), ctx.config.longCallScanSeconds * 1000));
+    timers.push(
+      setInterval(() => {
+        ctx.queues.maintenance
+          .getJobScheduler(END_CALL_SCHEDULER_ID)
+          .then((found) => (found ? undefined : register()))
+          .catch((err: unknown) => ctx.logger.warn({ err }, 'could not read the maintenance schedule; next period'));
+      }, ctx.config.endCallScanSeconds * 1000),
+    );
+    for (const timer of timers) timer.unref();
   }
   ctx.logger.info({ queues, concurrency: ctx.config.workerConcurrency }, 'workers started');
   return {
     workers,
     close: async () => {
-      clearInterval(reschedule);
+      for (const timer of timers) clearInterval(timer);
       await Promise.all([...workers.map((w) => w.close()), calls?.close()]);
       await Promise.all([rating.close(), importAccounts.close()]);
     },
