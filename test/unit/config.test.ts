@@ -42,6 +42,8 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'redis:foo' }, 'REDIS_URL names no host'],
     [{ SMTP_URL: 'smtp://' }, 'SMTP_URL names no host'],
     [{ ALERT_WEBHOOK_URL: 'https://hooks.example', ALERT_WEBHOOK_SECRET: 'short' }, 'ALERT_WEBHOOK_SECRET must be at least 16 characters'],
+    [{ API_PORT: '5000', AGENT_PORT: '5000' }, 'API_PORT and AGENT_PORT are both 5000'],
+    [{ AGENT_PORT: '4000' }, 'API_PORT and AGENT_PORT are both 4000'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL is not a valid URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL must use redis: or rediss: or unix:'],
     [{ REDIS_URL: 'unix:relative.sock' }, "REDIS_URL unix: needs the socket's absolute path"],

@@ -309,6 +309,9 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push("REDIS_URL unix: needs the socket's absolute path, e.g. unix:///run/redis/redis.sock");
   }
   if (/[:{}]/.test(config.queuePrefix)) r.problems.push('QUEUE_PREFIX must not contain ":", "{" or "}"');
+  // `npm start` runs both servers in one process: the second would fail to bind, after the first started.
+  if (config.apiPort === config.agentPort && config.apiPort !== 0)
+    r.problems.push(`API_PORT and AGENT_PORT are both ${config.apiPort}: the management API and the agent each need a port of their own`);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
