@@ -31,9 +31,8 @@ export async function refundRecord(
       );
       if (marked.matchedCount === 0) return refundRecord(deps, seen, batches);
     }
-    // A free call (a fee of 0: an inbound receiver's share, a destination priced 0) has nothing to give
-    // back: no compare-and-swap on the account for a refund of 0. Marked at fee 0, it stays 0.
-    if (record.fee === 0n) return void (await transactions.deleteOne({ _id: record._id, account_tag: record.account_tag }));
+    // Also a refund of 0 (a free call): its entry is what tells reconcile that the call was rolled back
+    // after its charge, should a late processing delivery write its record again.
     const refund = await applyOnce(deps.ctx.mongo.collections, {
       op: opIds.refund(record._id),
       account_tag: record.account_tag,

@@ -63,6 +63,7 @@ describe('money at the edges of real call flows', () => {
         account('mix2', { balance: 1000n, linked_accounts: ['mixparent'], max_concurrent_transactions: 5 }),
         account('mixparent', { balance: 1000n, max_concurrent_transactions: 5 }),
         account('redeliver', { balance: 1000n }),
+        account('redeliver0', { balance: 1000n }),
         account('child', { balance: 1000n, linked_accounts: ['parent'] }),
         account('parent', { balance: 1000n }),
         account('thrower', { balance: 1000n, linked_accounts: ['broken'] }),
@@ -164,6 +165,26 @@ describe('money at the edges of real call flows', () => {
     // The tag can be used again.
     expect(await run(record, recordJob('p1', 'redeliver', 5))).toMatchObject(ok);
     expect(await balance('redeliver')).toBe(994n);
+  });
+
+  it('defect 6, a free call (0 s, fee 0): the redelivered processing job after the rollback leaves no charged record either', async () => {
+    expect(await run(begin, beginJob('f0', 'redeliver0'))).toEqual(ok);
+    expect(await run(end, endJob('f0', 'redeliver0', 0))).toEqual(ok);
+    const entry = (await running('redeliver0'))[0];
+    const job: ProcessingJob = {
+      account_tag: 'redeliver0',
+      transaction_tag: 'f0',
+      entry_id: entry.id,
+      enqueued_at: new Date().toISOString(),
+    };
+    expect((await processEndedCall(deps, job)).outcome).toBe('charged');
+    const charged = (await transactions().findOne({ _id: entry.id }))!;
+    expect(charged.fee).toBe(0n);
+    expect(await run(rollback, rollbackJob('f0', 'redeliver0'))).toEqual(ok);
+    await insertRecord(transactions(), { ...charged, state: 'pending' });
+    await reconcile(deps, 'redeliver0', entry.id);
+    expect(await transactions().countDocuments({ account_tag: 'redeliver0', transaction_tag: 'f0' })).toBe(0);
+    expect(await balance('redeliver0')).toBe(1000n);
   });
 
   it('issue 37, timeline 2: a rollback answered ok leaves nothing charged on any party, and its re-send answers NOT_FOUND', async () => {
