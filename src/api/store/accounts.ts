@@ -408,9 +408,11 @@ export class AccountStore {
     // Filtered on having no running entry, so a call that begins meanwhile is never orphaned.
     const deleted = await this.collections.accounts.findOneAndDelete({ _id: current._id, ...NOT_RUNNING });
     if (deleted) {
+      // Announced first: import workers holding the account stop using it now, not after the close's
+      // pass over its records.
+      await this.settings.announce();
       // Its ledger and records stay; the ledger is closed so that the tag's next account starts clean.
       await closeAccount(this.collections, deleted);
-      await this.settings.announce();
       return deleted;
     }
     if (await exists(this.collections.accounts, { _id: current._id })) {

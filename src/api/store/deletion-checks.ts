@@ -7,8 +7,9 @@ import { exists } from './documents';
 /**
  * What still moves money for an account, which its deletion waits for (docs/OPERATIONS.md, "Deleting
  * accounts"): every balance change finds its account by tag, so work finished after the deletion would
- * find no account, or the next customer given the same tag. Null when nothing is under way. A rare
- * operator's step: the settlements' check reads the settlements not finished, not an index of them.
+ * find no account, or the next customer given the same tag. Null when nothing is under way. Each check
+ * is an indexed read. Not seen: an import batch running at this moment (its records are written before
+ * its result; docs/OPERATIONS.md says so).
  */
 export async function workUnderWay(collections: Collections, accountTag: string): Promise<string | null> {
   if (await exists(collections.transactions, { account_tag: accountTag, ...UNSETTLED_RECORDS }))
@@ -23,8 +24,9 @@ export async function workUnderWay(collections: Collections, accountTag: string)
   const batches = collections.importBatches;
   if (await exists(batches, { settle_pending: true, 'debits.account_tag': accountTag } as Filter<ImportBatchDoc>))
     return 'an import batch that charges it is not settled yet';
+  // A settlement not finished keeps `settle_pending` (settlements.ts): the sparse index finds the few.
   for await (const settlement of batches.find(
-    { members: { $exists: true }, debits_settled: { $ne: true } },
+    { settle_pending: true, members: { $exists: true } },
     { projection: { _id: 1, members: 1 } },
   )) {
     const charges = { _id: { $in: settlement.members ?? [] }, settled_by: settlement._id, 'debits.account_tag': accountTag };

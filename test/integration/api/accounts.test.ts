@@ -451,10 +451,10 @@ describe('API accounts', () => {
     await c.transactions.updateOne({ _id: 'w-pending-record' }, { $set: { state: 'charged' } });
     await c.outcomes.updateOne({ _id: 'w-rollback-job' }, { $set: { applied_at: new Date() } });
     await c.importBatches.updateOne({ _id: 'w-import-batch' }, { $unset: { settle_pending: '' }, $set: { settled_by: 'w-settlement' } });
-    await c.importBatches.insertOne({ _id: 'w-settlement', members: ['w-import-batch'] } as never);
+    await c.importBatches.insertOne({ _id: 'w-settlement', members: ['w-import-batch'], settle_pending: true } as never);
     // A settlement that claimed the batch and has not written its debits yet: still under way.
     expectError(await api.gql('mutation { deleteAccount(account_tag: "w-import") { id } }'), 'INVALID_REFERENCE', 'account_tag');
-    await c.importBatches.updateOne({ _id: 'w-settlement' }, { $set: { debits_settled: true } });
+    await c.importBatches.updateOne({ _id: 'w-settlement' }, { $set: { debits_settled: true }, $unset: { settle_pending: '' } });
     for (const tag of ['w-pending', 'w-rollback', 'w-import']) await api.ok(`mutation { deleteAccount(account_tag: "${tag}") { id } }`);
     expect(await accounts().countDocuments({ account_tag: { $in: ['w-pending', 'w-rollback', 'w-import'] } })).toBe(0);
   });
