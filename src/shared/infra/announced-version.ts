@@ -75,6 +75,17 @@ export class AnnouncedVersion {
     return this.reading;
   }
 
+  /**
+   * The version as a read started now finds it: a read already in flight may have been sent before a
+   * change the caller must see (a rerating started right after a price change), so it is waited out
+   * first.
+   */
+  async fresh(): Promise<string> {
+    if (this.reading) await this.reading.catch(() => undefined);
+    this.stale = true;
+    return this.current();
+  }
+
   /** The next use re-reads the version (this process itself changed the data). */
   invalidate(): void {
     this.stale = true;

@@ -17,8 +17,11 @@ export const SETTLE_AFTER_MS = 30_000;
 
 interface Waiter {
   kind: 'batch' | 'settlement';
-  /** Creation time of the job we wait for (tells a batch's stored result from an earlier run's). */
-  jobTimestamp: number;
+  /**
+   * Creation times of the jobs this importer sent for it (the first, and any sent again after Redis
+   * lost one): a batch's stored result made by one of them is this run's, not an earlier run's.
+   */
+  jobTimestamps: Set<number>;
   /** Sends the job again under its id, from what this importer holds; its creation time. */
   resend(): Promise<number>;
   resolve(result: unknown): void;
@@ -70,9 +73,9 @@ export class BatchSubmitter {
     if (this.closed) throw new BatchFailed('import stopped');
     const id = importBatchId(importId, batch);
     const data: ImportJob = { import_id: importId, batch, lines, deadline: null };
-    const task = this.enqueue(id, data)
+    const task = this.enqueue(id, 'import-batch', data)
       // Registered after the job exists: an event that came first is caught by the next poll.
-      .then((jobTimestamp) => this.wait<ImportBatchResult>(id, 'batch', jobTimestamp, () => this.enqueue(id, data)))
+      .then((jobTimestamp) => this.wait<ImportBatchResult>(id, 'batch', jobTimestamp, () => this.enqueue(id, 'import-batch', data)))
       .then((result) => {
         this.toSettle(importId, id);
         return this.onResult(result, lines);
@@ -113,8 +116,7 @@ export class BatchSubmitter {
   private sendSettlements(): void {
     for (const [importId, batches] of this.unsettled) {
       const id = newSettlementId(importId);
-      const send = async () =>
-        (await this.queue.add('import-settle', { import_id: importId, settlement_id: id, batches }, { jobId: id })).timestamp;
+      const send = () => this.enqueue(id, 'import-settle', { import_id: importId, settlement_id: id, batches });
       const task = send()
         .then((timestamp) => this.wait<SettlementResult>(id, 'settlement', timestamp, send))
         .finally(() => this.settlements.delete(task));
@@ -129,7 +131,7 @@ export class BatchSubmitter {
   private wait<T>(jobId: string, kind: Waiter['kind'], jobTimestamp: number, resend: Waiter['resend']): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) reject(new BatchFailed('import stopped'));
-      else this.waiters.set(jobId, { kind, jobTimestamp, resend, resolve: (r) => resolve(r as T), reject });
+      else this.waiters.set(jobId, { kind, jobTimestamps: new Set([jobTimestamp]), resend, resolve: (r) => resolve(r as T), reject });
     });
   }
 
@@ -142,8 +144,8 @@ export class BatchSubmitter {
     this.waiters.clear();
   }
 
-  /** Makes sure a job for the batch is queued or running; returns its creation time. */
-  private async enqueue(id: string, data: ImportJob): Promise<number> {
+  /** Makes sure a job of this id is queued or running; returns its creation time. */
+  private async enqueue(id: string, name: 'import-batch' | 'import-settle', data: ImportJob): Promise<number> {
     const existing = await this.queue.getJob(id);
     const state = existing ? await existing.getState() : 'missing';
     if (existing && state === 'failed') {
@@ -152,7 +154,7 @@ export class BatchSubmitter {
     }
     if (existing && state !== 'completed' && state !== 'unknown') return existing.timestamp; // an interrupted run sent it
     if (existing) await existing.remove();
-    const job = await this.queue.add('import-batch', data, { jobId: id });
+    const job = await this.queue.add(name, data, { jobId: id });
     return job.timestamp;
   }
 
@@ -204,12 +206,12 @@ export class BatchSubmitter {
     if (waiter.kind === 'settlement') {
       const done = await settlementDone(this.db, jobId);
       if (done) this.answer(jobId, done);
-      else waiter.jobTimestamp = await waiter.resend();
+      else waiter.jobTimestamps.add(await waiter.resend());
       return;
     }
     const stored = await finishedBatch(this.db, jobId);
-    if (stored) this.answer(jobId, { ...stored.result, replayed: stored.job_timestamp !== waiter.jobTimestamp });
-    else waiter.jobTimestamp = await waiter.resend();
+    if (stored) this.answer(jobId, { ...stored.result, replayed: !waiter.jobTimestamps.has(stored.job_timestamp) });
+    else waiter.jobTimestamps.add(await waiter.resend());
   }
 }
 

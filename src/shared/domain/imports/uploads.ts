@@ -262,6 +262,8 @@ export class UploadRun {
         const result = await importRejectsOf(db).bulkWrite(ops, { ordered: false });
         this.storedRejects += result.upsertedCount;
       } catch (err) {
+        // Those written before the failure are counted now: written again, they count nothing.
+        this.storedRejects += (err as { result?: { upsertedCount?: number } }).result?.upsertedCount ?? 0;
         this.pendingRejects.unshift(...batch); // written again by the next tick
         throw err;
       } finally {

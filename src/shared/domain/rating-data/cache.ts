@@ -28,8 +28,20 @@ export class RatingDataCache {
 
   /** The current index; rebuilt first when the data changed. */
   async index(): Promise<RatingIndex> {
-    const version = await this.version.current();
-    if (this.current?.version === version) return this.current.index;
+    return this.indexAt(await this.version.current());
+  }
+
+  /**
+   * The index as the data stands now: the version is read from Redis first, not taken from the last
+   * announcement. For work that must see a change made just before it was asked for, whose announcement
+   * may not have reached this process yet (a rerating started right after a price change).
+   */
+  async freshIndex(): Promise<RatingIndex> {
+    return this.indexAt(await this.version.fresh());
+  }
+
+  private indexAt(version: string): Promise<RatingIndex> {
+    if (this.current?.version === version) return Promise.resolve(this.current.index);
     // A build of an older version under way is not this one's: its reads may predate the change.
     if (this.building?.version !== version) {
       const building = { version, index: this.rebuild(version) };
@@ -40,16 +52,6 @@ export class RatingDataCache {
       );
     }
     return this.building.index;
-  }
-
-  /**
-   * The index as the data stands now: the version is read from Redis first, not taken from the last
-   * announcement. For work that must see a change made just before it was asked for, whose announcement
-   * may not have reached this process yet (a rerating started right after a price change).
-   */
-  freshIndex(): Promise<RatingIndex> {
-    this.version.invalidate();
-    return this.index();
   }
 
   /** Forces a version check on the next use (after this process itself wrote rating data). */
