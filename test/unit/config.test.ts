@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../src/shared/infra/config';
+import { ConfigError, loadConfig, sharedProcessProblem } from '../../src/shared/infra/config';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -42,8 +42,6 @@ describe('loadConfig', () => {
     [{ REDIS_URL: 'redis:foo' }, 'REDIS_URL names no host'],
     [{ SMTP_URL: 'smtp://' }, 'SMTP_URL names no host'],
     [{ ALERT_WEBHOOK_URL: 'https://hooks.example', ALERT_WEBHOOK_SECRET: 'short' }, 'ALERT_WEBHOOK_SECRET must be at least 16 characters'],
-    [{ API_PORT: '5000', AGENT_PORT: '5000' }, 'API_PORT and AGENT_PORT are both 5000'],
-    [{ AGENT_PORT: '4000' }, 'API_PORT and AGENT_PORT are both 4000'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL is not a valid URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL must use redis: or rediss: or unix:'],
     [{ REDIS_URL: 'unix:relative.sock' }, "REDIS_URL unix: needs the socket's absolute path"],
@@ -82,5 +80,15 @@ describe('loadConfig', () => {
     } catch (err) {
       expect((err as ConfigError).problems).toHaveLength(2);
     }
+  });
+
+  // npm start runs the API and the agent in one process; separate processes (containers) may share a number.
+  it('refuses one port for the API and the agent of one process, and only there', () => {
+    expect(sharedProcessProblem(loadConfig({ API_PORT: '5000', AGENT_PORT: '5000' }))).toBe(
+      'API_PORT and AGENT_PORT are both 5000: the management API and the agent each need a port of their own',
+    );
+    expect(sharedProcessProblem(loadConfig({ AGENT_PORT: '4000' }))).toMatch(/both 4000/);
+    expect(sharedProcessProblem(loadConfig({}))).toBeNull();
+    expect(sharedProcessProblem(loadConfig({ API_PORT: '0', AGENT_PORT: '0' }))).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ConfigError, Config, loadConfig } from '../infra/config';
+import { ConfigError, Config, loadConfig, sharedProcessProblem } from '../infra/config';
 import { AppContext, createContext } from './context';
 import { createLogger, Logger } from '../infra/logger';
 import { startLocalServices } from '../infra/services/local-services';
@@ -33,6 +33,11 @@ export async function runProcess(name: string, roles: RoleStarter[], options: { 
       process.exit(2);
     }
     throw err;
+  }
+  const portProblem = options.localServices ? sharedProcessProblem(config) : null;
+  if (portProblem) {
+    process.stderr.write(`${portProblem}\n`);
+    process.exit(2);
   }
   const logger: Logger = createLogger(config, name);
   if (!options.localServices && (!config.mongoUrl || (!config.redisUrl && !config.redisClusterNodes))) {

@@ -228,6 +228,17 @@ function writeConcern(r: Reader): number | 'majority' {
   return 'majority';
 }
 
+/**
+ * What is wrong with a configuration for one process running the API and the agent side by side
+ * (`npm start`): the second server would fail to bind after the first had started. Separate processes
+ * (containers) may share a port number.
+ */
+export function sharedProcessProblem(config: Pick<Config, 'apiPort' | 'agentPort'>): string | null {
+  return config.apiPort === config.agentPort && config.apiPort !== 0
+    ? `API_PORT and AGENT_PORT are both ${config.apiPort}: the management API and the agent each need a port of their own`
+    : null;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
   const nodeEnv = r.oneOf('NODE_ENV', NODE_ENVS, 'development');
@@ -309,9 +320,6 @@ export function loadConfig(env: Env = process.env): Config {
     r.problems.push("REDIS_URL unix: needs the socket's absolute path, e.g. unix:///run/redis/redis.sock");
   }
   if (/[:{}]/.test(config.queuePrefix)) r.problems.push('QUEUE_PREFIX must not contain ":", "{" or "}"');
-  // `npm start` runs both servers in one process: the second would fail to bind, after the first started.
-  if (config.apiPort === config.agentPort && config.apiPort !== 0)
-    r.problems.push(`API_PORT and AGENT_PORT are both ${config.apiPort}: the management API and the agent each need a port of their own`);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
