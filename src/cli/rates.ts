@@ -140,6 +140,7 @@ async function ratesImport(argv: string[]): Promise<number> {
       `${options.dryRun ? 'dry run (nothing written): ' : ''}${report.lines} lines in ${seconds.toFixed(1)} s, effective ${report.effective}, pricelist ${options.pricelist}, carrier ${options.carrier}`,
     );
     console.log(summaryLine(report));
+    if (report.removals_skipped) console.error(report.removals_skipped);
     if (announceFailed) {
       // The rates are written; a rerun writes nothing and so would not announce them either.
       console.error(

@@ -132,6 +132,8 @@ class DeckRun {
   private readonly inDeck = new Map<string, number>();
   /** Prefixes named on rejected lines whose timing could not be read: none of their rates is removed. */
   private readonly wholePrefixes = new Set<string>();
+  /** The first line the CSV reader could not read at all (a quote left open may have swallowed the lines after it). */
+  private unreadableLine: number | null = null;
   /** Ids of the (pricelist, carrier)'s documents by name, read once; the deck's are taken out as they come. */
   private existing = new Map<string, string>();
   private chunksSinceAnnounce = 0;
@@ -172,7 +174,13 @@ class DeckRun {
         }
       }
       if (chunk.length > 0) await this.deckChunk(chunk);
-      await this.removals();
+      // Which prefixes such a deck names is unknown: removing every rate it seems not to name could end
+      // thousands at T. None is removed; the lines it read are applied.
+      if (this.unreadableLine === null) await this.removals();
+      else
+        this.report.removals_skipped =
+          `line ${this.unreadableLine} could not be read (a quote left open may hide the lines after it): ` +
+          'no rate was removed; fix the file and run it again to apply removals';
       this.progress('done');
       return this.report;
     } finally {
@@ -211,6 +219,7 @@ class DeckRun {
   private accept(record: DeckRecord): ChunkLine | null {
     let parsed: DeckLine;
     if (record.error !== undefined || !record.row) {
+      if (record.prefixCell === undefined && !record.row) this.unreadableLine ??= record.line;
       const named = record.prefixCell === undefined ? null : deckPrefix(record.prefixCell);
       parsed = {
         ok: false,

@@ -17,6 +17,8 @@ export interface DeckReport {
   unchanged: number;
   /** Rates of the pricelist and carrier missing from the deck that were valid at or after the effective time: their validity ends there. */
   removed: number;
+  /** Present when the run removed nothing because a line could not be read at all (which prefixes the deck names is unknown): why. */
+  removals_skipped?: string;
   /** The first rejected lines (1000 unless asked otherwise), in deck order. */
   rejected: RejectedLine[];
   /** Every rejected line, kept or not. */
