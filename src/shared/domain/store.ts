@@ -3,6 +3,7 @@ import { openMongo, type MongoConnection, type MongoPoolOptions } from '../infra
 import type { OutcomeDoc } from './calls/decisions';
 import type { ImportBatchDoc } from './ledger/batches';
 import type { ReratingDoc } from './rerating/model';
+import type { DeckLeaseDoc } from './rate-decks/lease';
 import type { LedgerEntryDoc } from './ledger/model';
 import type { AccountDoc, CarrierDoc, HolidayDoc, PricelistDoc, PricelistRateDoc, RecordState, TransactionDoc } from './types';
 
@@ -26,6 +27,8 @@ export interface Collections {
   holidays: Collection<HolidayDoc>;
   /** Import batches and settlements: src/shared/domain/ledger/batches.ts, settlements.ts. */
   importBatches: Collection<ImportBatchDoc>;
+  /** One rate deck run at a time per pricelist and carrier: src/shared/domain/rate-decks/lease.ts. */
+  deckLeases: Collection<DeckLeaseDoc>;
 }
 
 /** A connection with the domain's collections: what every process holds (AppContext.mongo). */
@@ -45,6 +48,7 @@ export function collectionsOf(db: Db): Collections {
     importBatches: db.collection<ImportBatchDoc>('import_batches'),
     holidays: db.collection<HolidayDoc>('holidays'),
     reratings: db.collection<ReratingDoc>('reratings'),
+    deckLeases: db.collection<DeckLeaseDoc>('rate_deck_leases'),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Collections } from '../store';
 import { DeckError, deckLine, deckPrefix, readDeck, timingText, type DeckLine, type DeckRecord } from './parse';
 import { docName, planLine, planRemoval, rateName, sameState, type DeckRate, type LineVerdict } from './plan';
 import { emptyReport, type DeckProgress, type DeckReport, type RejectedLine } from './report';
+import { DeckLease } from './lease';
 import { versionOf } from '../rating/terms';
 import { normalizeTiming, timingKey } from '../rating/timing';
 
@@ -38,7 +39,7 @@ export interface ApplyDeckOptions {
   newId?: () => string;
 }
 
-type DeckCollections = Pick<Collections, 'rates' | 'pricelists' | 'carriers'>;
+type DeckCollections = Pick<Collections, 'rates' | 'pricelists' | 'carriers' | 'deckLeases'>;
 
 /** A deck line accepted for planning, with the name (prefix and timing key) of the rate it writes. */
 interface ChunkLine {
@@ -138,6 +139,7 @@ class DeckRun {
   private existing = new Map<string, string>();
   private chunksSinceAnnounce = 0;
   private unannounced = false;
+  private lease: DeckLease | null = null;
 
   constructor(
     private readonly collections: DeckCollections,
@@ -161,6 +163,8 @@ class DeckRun {
     if (!pricelist)
       throw new DeckError(`pricelist_tag: no pricelist ${JSON.stringify(pricelist_tag)}`, 'INVALID_REFERENCE', 'pricelist_tag');
     if (!carrier) throw new DeckError(`carrier_tag: no carrier ${JSON.stringify(carrier_tag)}`, 'INVALID_REFERENCE', 'carrier_tag');
+    // Taken before the pair's rates are read: another deck's writes must not interleave with this one's (lease.ts).
+    this.lease = this.options.dryRun ? null : await DeckLease.take(this.collections.deckLeases, pricelist_tag, carrier_tag, randomUUID());
     try {
       await this.readExistingKeys();
       let chunk: ChunkLine[] = [];
@@ -184,7 +188,11 @@ class DeckRun {
       this.progress('done');
       return this.report;
     } finally {
-      if (this.unannounced) await this.options.announce();
+      try {
+        if (this.unannounced) await this.options.announce();
+      } finally {
+        await this.lease?.release();
+      }
     }
   }
 
@@ -346,6 +354,8 @@ class DeckRun {
       for (const p of planned) this.count(p.verdict);
       return;
     }
+    // Still this run's pair: a run that stalled past its lease writes nothing more.
+    await this.lease?.renew();
     let applied = 0;
     // Set first: a write that fails on the way back may still have been applied.
     this.unannounced = true;
