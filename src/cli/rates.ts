@@ -9,7 +9,7 @@ import { Transform } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { createContext } from '../shared/domain/context';
-import { applyDeck, DeckError, parseEffective, summaryLine, type DeckProgress } from '../shared/domain/rate-decks';
+import { applyDeck, DeckError, parseEffective, summaryLine, type DeckProgress, type DeckReport } from '../shared/domain/rate-decks';
 import { announceRatingDataChange } from '../shared/domain/rating-data/cache';
 import { tag } from '../shared/domain/validation/text';
 import { Progress } from './import/progress';
@@ -141,6 +141,8 @@ async function ratesImport(argv: string[]): Promise<number> {
     );
     console.log(summaryLine(report));
     if (report.removals_skipped) console.error(report.removals_skipped);
+    const hint = rerateHint(report, options, new Date());
+    if (hint) console.error(hint);
     if (announceFailed) {
       // The rates are written; a rerun writes nothing and so would not announce them either.
       console.error(
@@ -182,5 +184,23 @@ export function reportFailure(err: unknown): number {
     USAGE,
     'rates import',
     'run the same command again to finish it: prefixes already applied come back unchanged',
+  );
+}
+
+/**
+ * A deck effective before it was fully applied (the default, now, or a time in the past): calls that
+ * started since T were rated at the prices before it until the processes rebuilt their rating data, while
+ * the rates' history says the deck's prices applied from T. The rerating that corrects them, to run.
+ */
+export function rerateHint(
+  report: Pick<DeckReport, 'dry_run' | 'added' | 'changed' | 'removed' | 'effective'>,
+  options: { pricelist: string; carrier: string },
+  now: Date,
+): string | null {
+  if (report.dry_run || report.added + report.changed + report.removed === 0) return null;
+  if (new Date(report.effective).getTime() >= now.getTime()) return null;
+  return (
+    `calls that started since ${report.effective} were rated at the earlier prices until this deck was applied: ` +
+    `correct them with rating rerate --from ${report.effective} --to ${now.toISOString()} --pricelist ${options.pricelist} --carrier ${options.carrier} (--dry-run first)`
   );
 }

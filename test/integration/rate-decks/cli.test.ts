@@ -86,8 +86,14 @@ describe('rating rates import', () => {
     const first = await rates(ctx, args(file));
     expect(first).toMatchObject({ code: 0, stdout: 'rates import: 2 added, 0 changed, 0 unchanged, 0 removed, 0 rejected\n' });
     expect(await version()).toBe(v0 + 1);
+    // Effective in the past: the calls since then were rated at the earlier prices; the rerating to run is printed.
+    expect(first.stderr).toContain(
+      'calls that started since 2026-07-01T00:00:00.000Z were rated at the earlier prices until this deck was applied: correct them with rating rerate --from 2026-07-01T00:00:00.000Z --to ',
+    );
+    expect(first.stderr).toContain(' --pricelist retail --carrier acme (--dry-run first)');
     const second = await rates(ctx, args(file));
     expect(second).toMatchObject({ code: 0, stdout: 'rates import: 0 added, 0 changed, 2 unchanged, 0 removed, 0 rejected\n' });
+    expect(second.stderr).not.toContain('rating rerate'); // nothing changed
     expect(await version()).toBe(v0 + 1);
   });
 
