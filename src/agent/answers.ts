@@ -132,8 +132,25 @@ export function authorizationAnswer(job: AuthorizationJob, result: Authorization
     account_tag: job.account_tag,
     destination_account_tag: job.destination_account_tag,
     // A boolean, as Canyan's agent answers it, so its typed clients read it unchanged.
-    authorized_destination: result.authorized ? true : result.unauthorized_reason === Reasons.UNREACHABLE_DESTINATION ? false : null,
+    authorized_destination: destinationVerdict(result),
     // A worker of an older version does not set it: null, not a missing member, in the JSON answer.
     unauthorized_account_tag: result.unauthorized_account_tag ?? null,
   };
+}
+
+/** Refusals the worker gives only after every party's route to the destination was found. */
+const AFTER_ROUTING: ReadonlySet<string | null> = new Set([
+  Reasons.BALANCE_INSUFFICIENT,
+  Reasons.SPEND_LIMIT_EXCEEDED,
+  Reasons.TOO_MANY_RUNNING_TRANSACTIONS,
+]);
+
+/**
+ * Whether the destination may be called: true when authorized or refused for money or concurrency (the
+ * route was found first), false when unreachable, null when refused before the destination was decided.
+ */
+function destinationVerdict(result: Pick<AuthorizationResult, 'authorized' | 'unauthorized_reason'>): boolean | null {
+  if (result.authorized) return true;
+  if (result.unauthorized_reason === Reasons.UNREACHABLE_DESTINATION) return false;
+  return AFTER_ROUTING.has(result.unauthorized_reason) ? true : null;
 }

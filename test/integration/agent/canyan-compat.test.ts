@@ -115,6 +115,14 @@ describe("Canyan's agent interface", () => {
         unauthorized_reason: 'UNREACHABLE_DESTINATION',
         unauthorized_account_tag: 'alice',
       });
+      // Refused for money, after the destination was found: it may be called (by someone who can pay).
+      const broke = await h.rest('/v1/authorization', { account_tag: 'bob', destination: '393299' });
+      expect(broke.body).toMatchObject({
+        authorized: false,
+        unauthorized_reason: 'BALANCE_INSUFFICIENT',
+        authorized_destination: true,
+        unauthorized_account_tag: 'bob',
+      });
     });
   });
 
