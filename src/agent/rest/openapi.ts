@@ -81,6 +81,8 @@ const errorResponses = {
   '400': { $ref: '#/components/responses/BadUserInput' },
   '401': { $ref: '#/components/responses/Unauthenticated' },
   '403': { $ref: '#/components/responses/Forbidden' },
+  '413': { $ref: '#/components/responses/PayloadTooLarge' },
+  '415': { $ref: '#/components/responses/UnsupportedMediaType' },
   '429': { $ref: '#/components/responses/RateLimited' },
   '500': { $ref: '#/components/responses/InternalError' },
 };
@@ -204,6 +206,8 @@ export function openapiDocument(options: { recordBatchMax: number }): JsonSchema
         ),
         Unauthenticated: errorBody('No bearer token, or an invalid or revoked one', 'AccessError'),
         Forbidden: errorBody('The token lacks the agent scope', 'AccessError'),
+        PayloadTooLarge: errorBody('The body is larger than BODY_LIMIT_BYTES. Nothing was done.', 'RequestError'),
+        UnsupportedMediaType: errorBody('The body is not sent as application/json. Nothing was done.', 'RequestError'),
         RateLimited: errorBody('Over the per-token rate limit; Retry-After says when to retry', 'AccessError'),
         InternalError: errorBody('An unexpected failure; nothing internal is revealed', 'RequestError'),
       },

@@ -125,6 +125,25 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
+  it('documents the 413 and 415 the operations answer (a body over the limit, a body that is not JSON)', async () => {
+    const send = (contentType: string, body: string) =>
+      fetch(`${url}/v1/authorization`, {
+        method: 'POST',
+        headers: { 'content-type': contentType, authorization: `Bearer ${SECRET}` },
+        body,
+      });
+    const plain = await send('application/x-www-form-urlencoded', 'account_tag=a');
+    expect(plain.status).toBe(415);
+    expect(((await plain.json()) as { error: { code: string } }).error.code).toBe('BAD_USER_INPUT');
+    const big = await send(
+      'application/json',
+      JSON.stringify({ account_tag: 'a', destination: '39', pad: 'x'.repeat(ctx.config.bodyLimitBytes) }),
+    );
+    expect(big.status).toBe(413);
+    for (const [route, methods] of Object.entries(doc.paths))
+      expect({ route, statuses: Object.keys(methods.post.responses) }).toEqual({ route, statuses: expect.arrayContaining(['413', '415']) });
+  });
+
   it('describes every field of every operation, as the validation reads it', () => {
     const requestSchema = (operationId: string) => {
       const operation = Object.values(doc.paths).find((methods) => methods.post.operationId === operationId)!.post;
