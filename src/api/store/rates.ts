@@ -2,6 +2,7 @@ import type { Collection, Filter } from 'mongodb';
 import { badInput } from '../../shared/infra/errors';
 import type { PricelistRateDoc, RateTiming } from '../../shared/domain/types';
 import { timingKey } from '../../shared/domain/rating';
+import { casFilter } from '../../shared/domain/rate-decks';
 import type { Collections } from '../../shared/domain/store';
 import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { invalidReference, notFound, rethrowDuplicate } from './errors';
@@ -171,11 +172,9 @@ export class RateStore {
     if (Object.keys(changes).length === 0 && !clearTiming) return current;
     let updated: PricelistRateDoc | null;
     try {
-      // The earlier versions are the ones checked against (a deck may add some meanwhile): see src/shared/domain/rate-decks.
-      const filter: Filter<PricelistRateDoc> =
-        'datetime_start' in changes
-          ? { _id: current._id, [`previous_versions.${current.previous_versions?.length ?? 0}`]: { $exists: false } }
-          : { _id: current._id };
+      // As read (compare-and-swap): a rate deck may have given the rate a new version meanwhile, and an
+      // edit meant for the version read must not land on the deck's (src/shared/domain/rate-decks).
+      const filter = casFilter(current);
       const update = {
         ...(Object.keys(changes).length > 0 ? { $set: changes } : {}),
         ...(clearTiming ? { $unset: { timing: '' as const, timing_key: '' as const } } : {}),
@@ -184,7 +183,11 @@ export class RateStore {
     } catch (err) {
       rethrowDuplicate(err, 'pricelist rate');
     }
-    if (!updated) throw notFound('pricelist rate');
+    if (!updated) {
+      if (await exists(this.collections.rates, { _id: current._id }))
+        throw badInput('id', 'the rate changed since it was read (a rate deck or another edit): read it again and repeat the change');
+      throw notFound('pricelist rate');
+    }
     await this.ratingData.announce();
     return updated;
   }
