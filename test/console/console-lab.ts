@@ -432,8 +432,9 @@ async function createHoliday(page: Page, date: string, name: string): Promise<vo
     .getByRole('link', { name: /create/i })
     .first()
     .click();
-  await page.getByLabel('Date', { exact: false }).first().fill(date);
-  await page.getByLabel('Name', { exact: false }).first().fill(name);
+  // By the inputs' names: while the list is still shown, its "Sort by date" button is labelled Date too.
+  await page.locator('input[name="date"]').fill(date);
+  await page.locator('input[name="name"]').fill(name);
   await save(page);
   await page.getByTestId('holiday-date').filter({ hasText: date }).waitFor();
 }
