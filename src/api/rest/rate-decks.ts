@@ -86,6 +86,7 @@ export const rateDecksRoutes: FastifyPluginAsync<RateDecksOptions> = async (app,
       rejected_count: report.rejected_count,
       dry_run: report.dry_run,
       effective: report.effective,
+      ...(report.removals_skipped ? { removals_skipped: report.removals_skipped } : {}),
     };
     return reply.code(200).send(answer);
   });

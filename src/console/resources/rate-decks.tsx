@@ -39,6 +39,8 @@ interface DeckResult {
   rejected_count: number;
   dry_run: boolean;
   effective: string;
+  /** Present when no rate was removed because a line could not be read: why. */
+  removals_skipped?: string;
 }
 
 interface Choices {
@@ -260,6 +262,11 @@ function DeckResultView({ result }: { result: DeckResult }): ReactElement {
         <Count label="Removed" value={result.removed} testId="deck-removed" />
         <Count label="Rejected" value={result.rejected_count} testId="deck-rejected" />
       </Stack>
+      {result.removals_skipped ? (
+        <Alert severity="warning" data-testid="deck-removals-skipped" sx={{ mb: 2 }}>
+          {result.removals_skipped}
+        </Alert>
+      ) : null}
       {result.rejected.length > 0 ? (
         <>
           <Typography variant="subtitle1" component="h3">

@@ -47,8 +47,24 @@ describe('a rate deck with an unreadable line', () => {
       const report = await apply(csv, dryRun);
       expect(report).toMatchObject({ changed: 1, removed: 0 });
       expect(report.rejected_count).toBeGreaterThan(0);
-      expect(report.removals_skipped).toMatch(/could not be read/);
+      expect(report.removals_skipped).toMatch(/a quote left open at or before line \d+ may hide the lines after it: no rate was removed/);
     }
     expect(await ctx.mongo.collections.rates.countDocuments({ datetime_end: null })).toBe(before);
+  });
+
+  it('a quote closed on a later line swallows the lines between: nothing removed either', async () => {
+    const csv = 'prefix,rate,connect_fee,rate_increment,description\n39,8,0,1,"Italy\n44,11,0,1,UK\n49,12,0,1,DE"\n';
+    const report = await apply(csv, true);
+    expect(report).toMatchObject({ removed: 0, dry_run: true });
+    expect(report.removals_skipped).toMatch(/quote left open/);
+  });
+
+  it('a quote inside a cell stays on its line: the other rates the deck omits are still removed', async () => {
+    const csv = 'prefix,rate,connect_fee,rate_increment,description\n39,8,0,1,Mobile "Premium"\n44,11,0,1,UK\n49,12,0,1,DE\n';
+    const report = await apply(csv, true);
+    // 39's line is rejected whole, its prefix unread (docs/RATE-DECKS.md: a rejected line protects its
+    // rate only when its prefix can be read); 33, absent from the deck, is removed with it.
+    expect(report).toMatchObject({ rejected_count: 1, removed: 2 });
+    expect(report.removals_skipped).toBeUndefined();
   });
 });

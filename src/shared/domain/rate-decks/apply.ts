@@ -183,7 +183,7 @@ class DeckRun {
       if (this.unreadableLine === null) await this.removals();
       else
         this.report.removals_skipped =
-          `line ${this.unreadableLine} could not be read (a quote left open may hide the lines after it): ` +
+          `a quote left open at or before line ${this.unreadableLine} may hide the lines after it: ` +
           'no rate was removed; fix the file and run it again to apply removals';
       this.progress('done');
       return this.report;
@@ -191,7 +191,8 @@ class DeckRun {
       try {
         if (this.unannounced) await this.options.announce();
       } finally {
-        await this.lease?.release();
+        // A release that fails (the store lost) leaves the lease to expire; it must not hide the run's outcome.
+        await this.lease?.release().catch(() => undefined);
       }
     }
   }
@@ -225,9 +226,9 @@ class DeckRun {
 
   /** A record's deck line when accepted; rejected ones are reported here. */
   private accept(record: DeckRecord): ChunkLine | null {
+    if (record.swallowed) this.unreadableLine ??= record.line;
     let parsed: DeckLine;
     if (record.error !== undefined || !record.row) {
-      if (record.prefixCell === undefined && !record.row) this.unreadableLine ??= record.line;
       const named = record.prefixCell === undefined ? null : deckPrefix(record.prefixCell);
       parsed = {
         ok: false,
@@ -288,6 +289,8 @@ class DeckRun {
   }
 
   private async deckChunk(chunk: ChunkLine[]): Promise<void> {
+    // Renewed by every chunk, written or not; a run that stalled past its lease writes nothing more.
+    await this.lease?.renew();
     const docs = await this.readByName(chunk);
     const planned: Planned[] = [];
     for (const { line, rate, timing_key, name } of chunk) {
@@ -314,6 +317,7 @@ class DeckRun {
     const ids = [...this.existing.entries()].filter(([name]) => !this.inDeck.has(name)).map(([, id]) => id);
     this.existing = new Map();
     for (let i = 0; i < ids.length; i += this.chunkSize) {
+      await this.lease?.renew();
       const docs = await findByIds(this.rates, ids.slice(i, i + this.chunkSize));
       const planned: Planned[] = [];
       for (const doc of docs) {
@@ -354,8 +358,6 @@ class DeckRun {
       for (const p of planned) this.count(p.verdict);
       return;
     }
-    // Still this run's pair: a run that stalled past its lease writes nothing more.
-    await this.lease?.renew();
     let applied = 0;
     // Set first: a write that fails on the way back may still have been applied.
     this.unannounced = true;

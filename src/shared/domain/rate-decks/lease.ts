@@ -43,9 +43,11 @@ export class DeckLease {
     const taken = await leases.findOneAndUpdate({ _id: id, until: { $lt: now } }, { $set: { run, started_at: now, until } });
     if (taken) return new DeckLease(leases, id, run);
     const holder = await leases.findOne({ _id: id });
+    // A run that failed or died holds the pair until its lease expires: the message says until when.
     throw new DeckError(
       `carrier_tag: a deck for pricelist ${JSON.stringify(pricelistTag)} and carrier ${JSON.stringify(carrierTag)} is being applied` +
-        ` (since ${holder?.started_at.toISOString() ?? 'just now'}); run this one when it is done`,
+        ` (since ${holder?.started_at.toISOString() ?? 'just now'}; held until ${holder?.until.toISOString() ?? 'a minute from now'} unless it ends sooner):` +
+        ' run this one when it is done',
       'BAD_USER_INPUT',
       'carrier_tag',
     );

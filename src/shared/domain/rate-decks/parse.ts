@@ -247,7 +247,16 @@ export interface DeckRecord {
    * timing it meant, so it names every rate of its prefix (none is removed).
    */
   timingUnread?: true;
+  /**
+   * The record may hold lines after its own: a quote left open (never closed, or closed on a later line)
+   * swallows them, so which prefixes the deck names is unknown (apply.ts removes nothing then).
+   */
+  swallowed?: true;
 }
+
+/** csv-parse's errors of a quote that ran past its line; a quote inside an unquoted cell (INVALID_OPENING_QUOTE) stays on its line. */
+const SWALLOWING_ERRORS: ReadonlySet<string> = new Set(['CSV_QUOTE_NOT_CLOSED', 'CSV_INVALID_CLOSING_QUOTE']);
+const LINE_BREAK = /[\r\n]/;
 
 /**
  * The data records of a deck, streamed (csv-parse): one at a time, never the whole file. A record with
@@ -265,12 +274,17 @@ export async function* readDeck(input: Readable): AsyncGenerator<DeckRecord> {
     info: true,
   });
   let lastSkipped = -1;
-  parser.on('skip', (err: Error & { lines?: number }) => {
+  parser.on('skip', (err: Error & { lines?: number; code?: string }) => {
     const line = err.lines ?? 0;
+    const swallowed = err.code !== undefined && SWALLOWING_ERRORS.has(err.code);
     // One broken line can raise two errors (a bad quote, then the quote left open at the end): one rejection.
-    if (line === lastSkipped) return;
+    if (line === lastSkipped) {
+      const last = skipped[skipped.length - 1];
+      if (swallowed && last?.line === line) last.swallowed = true;
+      return;
+    }
     lastSkipped = line;
-    skipped.push({ line, error: `BAD_USER_INPUT: ${err.message}` });
+    skipped.push({ line, error: `BAD_USER_INPUT: ${err.message}`, ...(swallowed ? { swallowed: true as const } : {}) });
   });
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
@@ -291,6 +305,9 @@ export async function* readDeck(input: Readable): AsyncGenerator<DeckRecord> {
       header = false;
       continue;
     }
+    // A cell spanning lines with a comma in it is a quote closed on a later line, the lines between in
+    // it (a quoted description may span lines legitimately: "multi\nline" is one cell, nothing hidden).
+    const swallowed = record.some((cell) => LINE_BREAK.test(cell) && cell.includes(',')) ? { swallowed: true as const } : {};
     if (record.length !== columns.length) {
       const prefixCell = record[columns.indexOf('prefix')];
       yield {
@@ -298,12 +315,13 @@ export async function* readDeck(input: Readable): AsyncGenerator<DeckRecord> {
         error: `BAD_USER_INPUT: expected ${columns.length} cells but got ${record.length}`,
         ...(prefixCell !== undefined ? { prefixCell } : {}),
         ...(timed ? { timingUnread: true as const } : {}),
+        ...swallowed,
       };
       continue;
     }
     const row: Record<string, string | undefined> = {};
     columns.forEach((c, i) => (row[c] = record[i]));
-    yield { line: info.lines, row };
+    yield { line: info.lines, row, ...swallowed };
   }
   while (skipped.length > 0) yield skipped.shift()!;
   if (header) throw new DeckError('the deck is empty: it needs a header row (prefix,rate,...)');
