@@ -98,7 +98,7 @@ export const authorizationAnswerFields: Record<keyof AuthorizationAnswer, Answer
     type: 'boolean',
     nullable: true,
     description:
-      "Whether the destination may be called (Canyan's field): true when authorized, false when refused as UNREACHABLE_DESTINATION, null when refused before the destination was decided",
+      "Whether the destination may be called (Canyan's field): true when authorized or refused for money (BALANCE_INSUFFICIENT, SPEND_LIMIT_EXCEEDED: every route was found first), false when refused as UNREACHABLE_DESTINATION, null when refused before the destination was decided",
   },
   unauthorized_account_tag: {
     type: 'string',
@@ -138,16 +138,16 @@ export function authorizationAnswer(job: AuthorizationJob, result: Authorization
   };
 }
 
-/** Refusals the worker gives only after every party's route to the destination was found. */
-const AFTER_ROUTING: ReadonlySet<string | null> = new Set([
-  Reasons.BALANCE_INSUFFICIENT,
-  Reasons.SPEND_LIMIT_EXCEEDED,
-  Reasons.TOO_MANY_RUNNING_TRANSACTIONS,
-]);
+/**
+ * Refusals the worker gives only after every party's route to the destination was found (the grant's:
+ * authorization.ts). TOO_MANY_RUNNING_TRANSACTIONS is not one: a party's limit may refuse before the
+ * parties after it are routed.
+ */
+const AFTER_ROUTING: ReadonlySet<string | null> = new Set([Reasons.BALANCE_INSUFFICIENT, Reasons.SPEND_LIMIT_EXCEEDED]);
 
 /**
- * Whether the destination may be called: true when authorized or refused for money or concurrency (the
- * route was found first), false when unreachable, null when refused before the destination was decided.
+ * Whether the destination may be called: true when authorized or refused for money (every route was
+ * found first), false when unreachable, null when refused before the destination was decided.
  */
 function destinationVerdict(result: Pick<AuthorizationResult, 'authorized' | 'unauthorized_reason'>): boolean | null {
   if (result.authorized) return true;
