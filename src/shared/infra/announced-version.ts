@@ -19,26 +19,21 @@ const versionKey = (prefix: string, topic: ChangeTopic) => `${prefix}:${topic}:v
 const channel = (prefix: string, topic: ChangeTopic) => `${prefix}:${topic}:changed`;
 
 /**
- * The next version: one more than the last, or, when the key is missing, a random start. A count begun
- * again at 1 after Redis lost its data (a restart without persistence) would announce a version a
- * holder may already have, and that holder would keep the old data for good.
+ * The version key, created at a random start when missing, then `incr` (the next version) or `get` (the
+ * version as it stands). Redis may lose its data (a restart without persistence): a count begun again at
+ * 1, or a missing key read as a constant '0', could name a version a holder already has, and that holder
+ * would keep the old data for good.
  */
-const NEXT_VERSION = `if redis.call('exists', KEYS[1]) == 0 then redis.call('set', KEYS[1], ARGV[1]) end
-return redis.call('incr', KEYS[1])`;
+const VERSION = `if redis.call('exists', KEYS[1]) == 0 then redis.call('set', KEYS[1], ARGV[1]) end
+return redis.call(ARGV[2], KEYS[1])`;
 
-/**
- * The version as it stands, created at a random value when missing: a missing key read as a constant
- * ('0') would match what a holder read at an earlier loss, and a change made between two losses would
- * go unseen.
- */
-const CURRENT_VERSION = `if redis.call('exists', KEYS[1]) == 0 then redis.call('set', KEYS[1], ARGV[1]) end
-return redis.call('get', KEYS[1])`;
-
-const randomStart = () => String(randomInt(1, 2 ** 47));
+function versionCommand(ctx: Pick<ServiceContext, 'redis' | 'config'>, topic: ChangeTopic, command: 'incr' | 'get'): Promise<unknown> {
+  return ctx.redis.eval(VERSION, 1, versionKey(ctx.config.queuePrefix, topic), String(randomInt(1, 2 ** 47)), command);
+}
 
 /** Call after any committed change of the topic's data. */
 export async function announceChange(ctx: Pick<ServiceContext, 'redis' | 'config'>, topic: ChangeTopic): Promise<void> {
-  const version = await ctx.redis.eval(NEXT_VERSION, 1, versionKey(ctx.config.queuePrefix, topic), randomStart());
+  const version = await versionCommand(ctx, topic, 'incr');
   await ctx.redis.publish(channel(ctx.config.queuePrefix, topic), String(version));
 }
 
@@ -96,7 +91,7 @@ export class AnnouncedVersion {
     this.stale = false;
     let version: string;
     try {
-      version = String(await this.ctx.redis.eval(CURRENT_VERSION, 1, versionKey(this.ctx.config.queuePrefix, this.topic), randomStart()));
+      version = String(await versionCommand(this.ctx, this.topic, 'get'));
     } catch (err) {
       this.stale = true;
       throw err;

@@ -1,9 +1,9 @@
-import type { AccountDoc, TransactionDoc } from '../../shared/domain/types';
+import type { TransactionDoc } from '../../shared/domain/types';
 import type { ImportLine } from '../../shared/domain/queues/payloads';
 import type { RatingIndex } from '../../shared/domain/rating';
 import { type Reason, Reasons } from '../../shared/domain/calls';
 import { ratedRecord } from '../transactions/records';
-import { PartyRate, rateParties, rateParty } from '../transactions/route';
+import { PartyRate, rateParties } from '../transactions/route';
 import type { BatchAccount } from './accounts';
 import { importRecordId } from '../../shared/domain/ledger';
 
@@ -82,10 +82,7 @@ function rateLine(
   const resolved = parties(accounts, line);
   if (!Array.isArray(resolved)) return { kind: 'refused', ...resolved };
   const at = new Date(line.timestamp_begin);
-  const rates = rateParties(resolved, line.carrier_ip, (party, carrierIp) =>
-    // routeFor reads only the routing preferences, which BatchAccount carries.
-    rateParty(index, party.account as unknown as AccountDoc, party.inbound, { destination: line.destination, at, carrierIp }),
-  );
+  const rates = rateParties(index, resolved, { destination: line.destination, at, carrierIp: line.carrier_ip });
   if (!Array.isArray(rates))
     return { kind: 'refused', reason: Reasons.UNREACHABLE_DESTINATION, account_tag: rates.unreachable.account.account_tag };
   return { kind: 'rated', line, at, rates, callParties: rates.map((x) => x.party.account.account_tag) };

@@ -13,7 +13,7 @@ import { finishPendingRollbacks } from './rollback';
 import { TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
 import { dropExpired, releaseReservation, takeOverReservation } from './reservations';
-import { rateParties, rateParty } from './route';
+import { rateParties } from './route';
 import type { EntryRecovery } from './recovery';
 
 const MAX_OPTIMISTIC_ATTEMPTS = 200;
@@ -259,9 +259,7 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAu
   }
   const index = await deps.rating.index();
   const at = new Date(job.timestamp_begin);
-  const rated = rateParties(resolved.parties, job.carrier_ip, (party, carrierIp) =>
-    rateParty(index, party.account, party.inbound, { destination: job.destination, at, carrierIp }),
-  );
+  const rated = rateParties(index, resolved.parties, { destination: job.destination, at, carrierIp: job.carrier_ip });
   if (!Array.isArray(rated)) return asAuthorized ? tryBegin(deps, job, ref, false) : { ok: false, reason: Reasons.UNREACHABLE_DESTINATION };
   const callParties = rated.map((r) => r.party.account.account_tag);
   // The caller's carrier is the one the call goes out on; parents bill it at their own rates.

@@ -7,7 +7,7 @@ import { TransactionDeps } from './deps';
 import { foreignRecordFate, refundRecord } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { resolveParties } from './parties';
-import { rateParties, rateParty } from './route';
+import { rateParties } from './route';
 import { ratedRecord } from './records';
 import { releaseReservations } from './reservations';
 import { afterDebit, insertRecord, markCharged } from './record-store';
@@ -63,9 +63,7 @@ async function recordOnce(deps: TransactionDeps, job: RecordJob, ref: JobRef): P
   }
   const index = await deps.rating.index();
   const begin = new Date(job.timestamp_begin);
-  const rated = rateParties(resolved.parties, job.carrier_ip, (party, carrierIp) =>
-    rateParty(index, party.account, party.inbound, { destination: job.destination, at: begin, carrierIp }),
-  );
+  const rated = rateParties(index, resolved.parties, { destination: job.destination, at: begin, carrierIp: job.carrier_ip });
   if (!Array.isArray(rated)) return refused(Reasons.UNREACHABLE_DESTINATION);
   const callParties = rated.map((r) => r.party.account.account_tag);
   const carrierIp = job.carrier_ip ?? rated[0].rate.carrierIp;

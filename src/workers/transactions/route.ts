@@ -12,12 +12,17 @@ export interface PartyRate {
  * The rate of each party: outbound parties need a route (null = unreachable). The inbound receiver is
  * charged nothing: docs/DESIGN.md section 4 keeps the door open for inbound rates but charges none by default.
  */
-export function rateParty(
-  index: RatingIndex,
-  account: AccountDoc,
-  inbound: boolean,
-  call: { destination: string; at: Date; carrierIp: string | null },
-): PartyRate | null {
+/** What routing reads of an account: its pricelists and carrier preferences. */
+type RoutedAccount = Pick<AccountDoc, 'pricelist_tags' | 'carrier_tags' | 'carrier_tags_override'>;
+
+/** The call as routing sees it; `carrierIp` is the carrier the proxy named, if any. */
+interface RoutedCall {
+  destination: string;
+  at: Date;
+  carrierIp: string | null;
+}
+
+export function rateParty(index: RatingIndex, account: RoutedAccount, inbound: boolean, call: RoutedCall): PartyRate | null {
   if (inbound) {
     return { rate: null, carrierIp: '', candidates: [] };
   }
@@ -34,15 +39,15 @@ export function rateParty(
  * first route whenever the proxy sent no `carrier_ip`, or one matching no carrier: dearer than granted.
  * `{ unreachable }` names the first party that cannot reach the destination.
  */
-export function rateParties<P>(
+export function rateParties<P extends { account: RoutedAccount; inbound: boolean }>(
+  index: RatingIndex,
   parties: readonly P[],
-  carrierIp: string | null,
-  rate: (party: P, carrierIp: string | null) => PartyRate | null,
+  call: RoutedCall,
 ): Array<{ party: P; rate: PartyRate }> | { unreachable: P } {
   const rated: Array<{ party: P; rate: PartyRate }> = [];
-  let callersCarrier = carrierIp;
+  let callersCarrier = call.carrierIp;
   for (const party of parties) {
-    const partyRate = rate(party, rated.length === 0 ? carrierIp : callersCarrier);
+    const partyRate = rateParty(index, party.account, party.inbound, rated.length === 0 ? call : { ...call, carrierIp: callersCarrier });
     if (!partyRate) return { unreachable: party };
     if (rated.length === 0 && partyRate.carrierIp) callersCarrier = partyRate.carrierIp;
     rated.push({ party, rate: partyRate });

@@ -133,7 +133,7 @@ class DeckRun {
   private readonly inDeck = new Map<string, number>();
   /** Prefixes named on rejected lines whose timing could not be read: none of their rates is removed. */
   private readonly wholePrefixes = new Set<string>();
-  /** The first line the CSV reader could not read at all (a quote left open may have swallowed the lines after it). */
+  /** The first record that may have swallowed the lines after it (a quote left open: parse.ts, `swallowed`). */
   private unreadableLine: number | null = null;
   /** Ids of the (pricelist, carrier)'s documents by name, read once; the deck's are taken out as they come. */
   private existing = new Map<string, string>();

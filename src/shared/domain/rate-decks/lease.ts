@@ -13,7 +13,7 @@ export interface DeckLeaseDoc {
   _id: string;
   run: string;
   started_at: Date;
-  /** Renewed by every chunk the run writes; past it, another run may take the pair. */
+  /** Renewed by every chunk the run reads; past it, another run may take the pair. */
   until: Date;
 }
 

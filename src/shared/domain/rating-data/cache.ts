@@ -46,10 +46,10 @@ export class RatingDataCache {
     if (this.building?.version !== version) {
       const building = { version, index: this.rebuild(version) };
       this.building = building;
-      void building.index.then(
-        () => this.building === building && (this.building = undefined),
-        () => this.building === building && (this.building = undefined),
-      );
+      const done = () => {
+        if (this.building === building) this.building = undefined;
+      };
+      void building.index.then(done, done);
     }
     return this.building.index;
   }
