@@ -4,6 +4,7 @@ import { ChangeAnnouncer } from '../../../src/api/store/change-announcer';
 import { applyDeck } from '../../../src/shared/domain/rate-decks';
 import type { Collections } from '../../../src/shared/domain/store';
 import { createTestContext, TestContext } from '../../support/harness';
+import { carrier, pricelist, seed } from '../../support/seed';
 
 /**
  * An operator's edit of a rate (updatePricelistRate) read the rate before a rate deck gave it a new
@@ -16,15 +17,7 @@ describe('a rate edit racing a rate deck', () => {
 
   beforeAll(async () => {
     ctx = await createTestContext();
-    await ctx.mongo.collections.pricelists.insertOne({ _id: 'p1', pricelist_tag: 'retail', name: null, currency: 'USD' });
-    await ctx.mongo.collections.carriers.insertOne({
-      _id: 'c1',
-      carrier_tag: 'acme',
-      host: '10.0.0.1',
-      port: 5060,
-      protocol: 'UDP',
-      active: true,
-    });
+    await seed(ctx, { pricelists: [pricelist('retail')], carriers: [carrier('acme')] });
     await ctx.mongo.collections.rates.insertOne({
       _id: 'r44',
       pricelist_tag: 'retail',

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { applyDeck, type ApplyDeckOptions } from '../../../src/shared/domain/rate-decks';
 import { createTestContext, TestContext } from '../../support/harness';
+import { carrier, pricelist, seed } from '../../support/seed';
 
 /**
  * Two different decks for one pricelist and carrier run side by side would each win some prefixes (each
@@ -23,11 +24,7 @@ describe('rate decks of one pricelist and carrier, one at a time', () => {
 
   beforeAll(async () => {
     ctx = await createTestContext();
-    await ctx.mongo.collections.pricelists.insertOne({ _id: 'p1', pricelist_tag: 'retail', name: null, currency: 'USD' });
-    await ctx.mongo.collections.carriers.insertMany([
-      { _id: 'c1', carrier_tag: 'acme', host: '10.0.0.1', port: 5060, protocol: 'UDP', active: true },
-      { _id: 'c2', carrier_tag: 'other', host: '10.0.0.2', port: 5060, protocol: 'UDP', active: true },
-    ]);
+    await seed(ctx, { pricelists: [pricelist('retail')], carriers: [carrier('acme'), carrier('other')] });
   });
 
   afterAll(async () => {

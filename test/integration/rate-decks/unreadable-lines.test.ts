@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { applyDeck } from '../../../src/shared/domain/rate-decks';
 import { createTestContext, TestContext } from '../../support/harness';
+import { carrier, pricelist, seed } from '../../support/seed';
 
 /**
  * A deck line the CSV reader cannot read (a quote left open: `44,10,0,1,"United Kingdom`) can swallow
@@ -22,15 +23,7 @@ describe('a rate deck with an unreadable line', () => {
 
   beforeAll(async () => {
     ctx = await createTestContext();
-    await ctx.mongo.collections.pricelists.insertOne({ _id: 'p1', pricelist_tag: 'retail', name: null, currency: 'USD' });
-    await ctx.mongo.collections.carriers.insertOne({
-      _id: 'c1',
-      carrier_tag: 'acme',
-      host: '10.0.0.1',
-      port: 5060,
-      protocol: 'UDP',
-      active: true,
-    });
+    await seed(ctx, { pricelists: [pricelist('retail')], carriers: [carrier('acme')] });
     const first = await apply('prefix,rate,connect_fee,rate_increment,description\n44,10,0,1,UK\n49,12,0,1,DE\n33,5,0,1,FR\n39,7,0,1,IT\n');
     expect(first).toMatchObject({ added: 4, removed: 0, rejected_count: 0 });
   });
