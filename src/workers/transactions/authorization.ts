@@ -11,12 +11,13 @@ import {
 } from '../../shared/domain/calls';
 import {
   availableBalance,
-  canAffordStartAt,
-  feeAt,
-  grantUnits,
+  dearestFeeWhileRinging,
+  grantWhileRinging,
   hasSpendLimits,
   hasWindowLimits,
   MAX_UNITS_CAP,
+  type AnswerWindow,
+  type RouteCandidate,
 } from '../../shared/domain/rating';
 import { spendRoom } from '../../shared/domain/ledger';
 import { TransactionDeps } from './deps';
@@ -33,10 +34,15 @@ const KEPT_MAX_RUNNING = 4;
 /** Times authorization decides again because a party with spend limits changed before its hold was written. */
 const MAX_ATTEMPTS = 50;
 
-/** A party that pays: its rates, its available balance, and the room its spend limits leave (null: none). */
+/**
+ * A party that pays: its rates, its available balance, and the room its spend limits leave (null: none).
+ * `later`: its rates at the end of the ringing time, when they may differ from now's (a rate version or
+ * a timed price starting meanwhile, RatingIndex.mayChangeBetween); null when they cannot.
+ */
 interface RatedParty {
   party: Party;
   rate: PartyRate;
+  later: PartyRate | null;
   available: bigint;
   room: bigint | null;
 }
@@ -75,18 +81,25 @@ async function tryAuthorize(deps: TransactionDeps, job: AuthorizationJob): Promi
   const caller = resolved.parties[0].account;
   if (call !== null && (caller.running_transactions ?? []).some((e) => e.call_id === call && !isReservation(e)))
     return refuse(Reasons.DUPLICATE_TRANSACTION, caller.account_tag);
+  // The call is rated from its answer, which may come until its reservation ends (docs/AGENT.md, "The
+  // grant holds for every instant the call may be answered at"): the grant is sized for all of them.
+  const ringing: AnswerWindow = { from: now, to: new Date(now.getTime() + deps.ctx.config.reservationSeconds * 1000) };
   const rated: RatedParty[] = [];
   for (const [i, party] of resolved.parties.entries()) {
     const { account } = party;
     const rate = rateParty(index, account, party.inbound, { destination: job.destination, at: now, carrierIp: null });
     if (!rate) return refuse(Reasons.UNREACHABLE_DESTINATION, account.account_tag);
+    const later =
+      !party.inbound && index.mayChangeBetween(account.pricelist_tags, ringing.from, ringing.to)
+        ? rateParty(index, account, party.inbound, { destination: job.destination, at: ringing.to, carrierIp: null })
+        : null;
     if (i === 0) carriers = rate.candidates.map((c) => c.routeString);
     const running = account.running_transactions ?? [];
     const max = account.max_concurrent_transactions;
     if (max !== null && max !== undefined && slotsHeld(running, now, call ?? '') >= max) {
       return refuse(Reasons.TOO_MANY_RUNNING_TRANSACTIONS, account.account_tag);
     }
-    if (!party.inbound) rated.push({ party, rate, available: availableBalance(account.balance, running, now), room: null });
+    if (!party.inbound) rated.push({ party, rate, later, available: availableBalance(account.balance, running, now), room: null });
   }
   // Spending is read only for the accounts that have hourly or daily limits, all at once.
   await Promise.all(
@@ -94,7 +107,7 @@ async function tryAuthorize(deps: TransactionDeps, job: AuthorizationJob): Promi
       r.room = await spendRoom(deps.ctx.mongo.collections, r.party.account, now, call);
     }),
   );
-  const grant = grantOnEveryRoute(rated, resolved.parties[0], now, deps.ctx.config.authorizationHeadroomSeconds);
+  const grant = grantOnEveryRoute(rated, resolved.parties[0], ringing, deps.ctx.config.authorizationHeadroomSeconds);
   if ('refusal' in grant) return refuse(grant.refusal.reason, grant.refusal.by);
   carriers = grant.carriers;
   if (call !== null) {
@@ -128,28 +141,40 @@ type Grant =
  * "Failover"): a proxy fails over along `carriers`, and begin bills every party at its rate on the
  * carrier that answered (a party without a rate there at its own first route). So the grant is the
  * least, over the listed carriers and the paying parties, of what that party's balance and spend limits
- * cover at that rate: the dearest route decides. A carrier on which some party could not pay a single
- * second (a prepaid balance, or the limits' room) is left out of the list (the call may still go out on
- * the others); none left is BALANCE_INSUFFICIENT or SPEND_LIMIT_EXCEEDED, named after the party that
- * could not pay on the first carrier. Each party with hourly or daily limits holds what the grant may
- * cost it on its dearest kept carrier (the units plus the headroom).
+ * cover at that rate: the dearest route decides. Likewise for when the call is answered: the least over
+ * every start in the ringing time (ringing.ts), on the rates of now and, where they may change, of the
+ * ringing time's end. A carrier on which some party could not pay a single second (a prepaid balance,
+ * or the limits' room) is left out of the list (the call may still go out on the others); none left is
+ * BALANCE_INSUFFICIENT or SPEND_LIMIT_EXCEEDED, named after the party that could not pay on the first
+ * carrier. Each party with hourly or daily limits holds what the grant may cost it on its dearest kept
+ * carrier and start (the units plus the headroom).
  */
-function grantOnEveryRoute(rated: readonly RatedParty[], caller: Party, start: Date, headroomSeconds: number): Grant {
+function grantOnEveryRoute(rated: readonly RatedParty[], caller: Party, ringing: AnswerWindow, headroomSeconds: number): Grant {
   const fits = (rate: RateSnapshot | null, money: bigint, type: 'PREPAID' | 'POSTPAID') =>
-    type === 'PREPAID' && !canAffordStartAt(rate, start, money) ? 0 : grantUnits(rate, start, money, type, MAX_UNITS_CAP, headroomSeconds);
-  const unitsOn = (r: RatedParty, rate: RateSnapshot | null) => {
-    const byBalance = fits(rate, r.available, r.party.account.type);
-    const byLimits = r.room === null ? MAX_UNITS_CAP : fits(rate, r.room, 'PREPAID');
+    grantWhileRinging(rate, ringing, money, type, MAX_UNITS_CAP, headroomSeconds);
+  /** The party's rates on this carrier: now's and, where they may differ, the ringing time's end's. */
+  const ratesOn = (r: RatedParty, carrier: RouteCandidate): Array<RateSnapshot | null> => {
+    const rates = [rateOnCarrier(r.rate, carrier)];
+    if (r.later) rates.push(rateOnCarrier(r.later, carrier));
+    return rates;
+  };
+  const unitsOn = (r: RatedParty, carrier: RouteCandidate) => {
+    let byBalance = MAX_UNITS_CAP;
+    let byLimits = MAX_UNITS_CAP;
+    for (const rate of ratesOn(r, carrier)) {
+      byBalance = Math.min(byBalance, fits(rate, r.available, r.party.account.type));
+      if (r.room !== null) byLimits = Math.min(byLimits, fits(rate, r.room, 'PREPAID'));
+    }
     return { units: Math.min(byBalance, byLimits), limited: byLimits === 0 };
   };
   let units = MAX_UNITS_CAP;
-  const kept: Array<(typeof listed)[number]> = [];
+  const kept: RouteCandidate[] = [];
   let refusal: Extract<Grant, { refusal: unknown }>['refusal'] | null = null;
   const listed = rated.length > 0 ? rated[0].rate.candidates : [];
   for (const carrier of listed) {
     let onCarrier = MAX_UNITS_CAP;
     for (const r of rated) {
-      const party = unitsOn(r, rateOnCarrier(r.rate, carrier));
+      const party = unitsOn(r, carrier);
       if (party.units === 0 && (party.limited || r.party.account.type === 'PREPAID')) {
         refusal ??= {
           reason: party.limited ? Reasons.SPEND_LIMIT_EXCEEDED : Reasons.BALANCE_INSUFFICIENT,
@@ -170,16 +195,15 @@ function grantOnEveryRoute(rated: readonly RatedParty[], caller: Party, start: D
     if (!hasWindowLimits(r.party.account)) continue;
     let hold = 0n;
     for (const carrier of kept) {
-      const cost = feeAt(rateOnCarrier(r.rate, carrier) ?? ZERO_RATE, start, units + headroomSeconds);
-      if (cost > hold) hold = cost;
+      for (const rate of ratesOn(r, carrier)) {
+        const cost = rate === null ? 0n : dearestFeeWhileRinging(rate, ringing, units + headroomSeconds);
+        if (cost > hold) hold = cost;
+      }
     }
     holds.set(r.party.account.account_tag, hold);
   }
   return { units, carriers: kept.map((c) => c.routeString), holds };
 }
-
-/** What a party without a rate (nothing charged) holds: nothing. */
-const ZERO_RATE = { connect_fee: 0, rate: 0, rate_increment: 1, interval_start: 0 };
 
 /** Reserves a slot for the call on every party, or none: the refusal, having released what it made. */
 async function reserveAll(

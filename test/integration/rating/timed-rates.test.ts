@@ -33,21 +33,53 @@ describe('rates by time of day through the call path', () => {
   ) => fn(deps, job, { id: `job-${++jobCount}`, deadline: job.deadline });
 
   const peak = { days: [1, 2, 3, 4, 5], start: '18:00:00', end: '22:00:00', holidays: null };
-  /** A boundary one minute from now (UTC), for authorization, which sizes the grant from the present. */
-  const soon = new Date(Math.ceil(Date.now() / 1000) * 1000 + 60_000);
+  /**
+   * Boundaries from now (UTC), for authorization, which sizes the grant from the present: `soon` past the
+   * ringing time (RESERVATION_SECONDS, 60 s) of any authorization this file makes, `ringing` within it.
+   */
+  const loaded = Math.ceil(Date.now() / 1000) * 1000;
+  const soon = new Date(loaded + 150_000);
+  const ringing = new Date(loaded + 40_000);
   const hhmmss = (d: Date) => d.toISOString().slice(11, 19);
-  const soonWindow = { days: null, start: hhmmss(soon), end: hhmmss(new Date(soon.getTime() + 2 * 3_600_000)), holidays: null };
+  const peakFrom = (d: Date) => ({ days: null, start: hhmmss(d), end: hhmmss(new Date(d.getTime() + 2 * 3_600_000)), holidays: null });
+  const soonWindow = peakFrom(soon);
 
   beforeAll(async () => {
     ctx = await createTestContext();
     await seed(ctx, {
       carriers: [carrier('c1')],
-      pricelists: [pricelist('pl'), pricelist('soon'), pricelist('steps')],
+      pricelists: [pricelist('pl'), pricelist('soon'), pricelist('ringing'), pricelist('repriced'), pricelist('steps')],
       rates: [
         rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, description: 'base' }),
         rate('pl', 'c1', '39', { rate: 600, rate_increment: 1, description: 'peak', timing: peak, timing_key: 'peak' }),
         rate('soon', 'c1', '39', { rate: 60, rate_increment: 1, description: 'base' }),
         rate('soon', 'c1', '39', { rate: 600, rate_increment: 1, description: 'peak', timing: soonWindow, timing_key: 'soon' }),
+        rate('ringing', 'c1', '39', { rate: 60, rate_increment: 1, description: 'base' }),
+        rate('ringing', 'c1', '39', {
+          rate: 600,
+          rate_increment: 1,
+          description: 'peak',
+          timing: peakFrom(ringing),
+          timing_key: 'ringing',
+        }),
+        // A new price (a rate deck's) taking effect while a call authorized now may still ring.
+        rate('repriced', 'c1', '39', {
+          rate: 600,
+          rate_increment: 1,
+          datetime_start: ringing,
+          description: 'new price',
+          previous_versions: [
+            {
+              datetime_start: null,
+              datetime_end: ringing,
+              connect_fee: 0,
+              rate: 60,
+              rate_increment: 1,
+              interval_start: 0,
+              description: 'old price',
+            },
+          ],
+        }),
         rate('steps', 'c1', '39', { rate: 60, rate_increment: 60, interval_start: 30, description: 'base' }),
         rate('steps', 'c1', '39', {
           rate: 600,
@@ -62,6 +94,9 @@ describe('rates by time of day through the call path', () => {
         account('postpaid', { type: 'POSTPAID', balance: 0n, pricelist_tags: ['pl'] }),
         account('recorder', { type: 'POSTPAID', balance: 0n, pricelist_tags: ['pl'] }),
         account('prepaid', { balance: 600n, pricelist_tags: ['soon'] }),
+        account('answered-late', { balance: 600n, pricelist_tags: ['ringing'] }),
+        account('repriced', { balance: 600n, pricelist_tags: ['repriced'] }),
+        account('limited', { type: 'POSTPAID', balance: 0n, daily_spend_limit: 600n, pricelist_tags: ['ringing'] }),
         account('short', { balance: 599n, pricelist_tags: ['steps'] }),
         account('enough', { balance: 600n, pricelist_tags: ['steps'] }),
       ],
@@ -110,16 +145,17 @@ describe('rates by time of day through the call path', () => {
     expect(await recordOf('recorder', 'r3')).toMatchObject({ fee: 300n });
   });
 
-  it('authorization sizes a prepaid grant on the peak price that starts during the call, and a call cut there does not overdraw', async () => {
+  it('authorization sizes a prepaid grant on the peak price that starts during the call, and a call answered as late as its ringing allows and cut there does not overdraw', async () => {
+    const authorizedAt = Date.now();
     const answer = await run(authorize, jobs.authorization(null, 'prepaid'));
     expect(answer.authorized).toBe(true);
     // Off-peak alone would grant 598 s (600 at 1 a second, less the 2 s headroom); from `soon` on, each
-    // second costs 10. About 60 s off-peak, then (600 - 60) / 10 = 54 s of peak, less the headroom.
-    expect(answer.max_available_units).toBeGreaterThanOrEqual(105);
-    expect(answer.max_available_units).toBeLessThanOrEqual(120);
-    // The call runs its whole grant plus the headroom, starting now, and is charged through processing.
-    const now = Date.now();
-    const live = callJobs(now);
+    // second costs 10. The dearest answer is the latest, 60 s after authorization: about 85 s off-peak
+    // from there, then (600 - 85) / 10 = 51 s of peak, less the headroom.
+    expect(answer.max_available_units).toBeGreaterThanOrEqual(110);
+    expect(answer.max_available_units).toBeLessThanOrEqual(160);
+    // Answered at the end of the ringing time, run for its whole grant plus the headroom, charged through processing.
+    const live = callJobs(Math.floor((authorizedAt + 60_000) / 1000) * 1000);
     expect(await run(begin, live.begin('p1', 'prepaid'))).toMatchObject({ ok: true });
     expect(await run(end, live.end('p1', 'prepaid', answer.max_available_units! + 2))).toMatchObject({ ok: true });
     const entry = (await accounts().findOne({ account_tag: 'prepaid' }))!.running_transactions[0];
@@ -132,6 +168,53 @@ describe('rates by time of day through the call path', () => {
     const rec = await recordOf('prepaid', 'p1');
     expect(rec!.segments!.length).toBe(2);
     expect(await balance('prepaid')).toBeGreaterThanOrEqual(0n);
+  });
+
+  it('the grant holds for a call answered at a peak that starts while it rings: 58 s, not the 90 s a call answered at once could last', async () => {
+    // Precondition: the peak starts within this authorization's ringing time (60 s), not before it.
+    expect(Date.now()).toBeLessThan(ringing.getTime() - 5_000);
+    const answer = await run(authorize, jobs.authorization(null, 'answered-late'));
+    expect(answer).toMatchObject({ authorized: true, max_available_units: 58 });
+    // Answered at the peak's first second and cut at the grant plus the headroom: 60 s at 10 a second.
+    const atPeak = callJobs(ringing.getTime());
+    expect(await run(begin, atPeak.begin('late1', 'answered-late'))).toMatchObject({ ok: true });
+    expect(await run(end, atPeak.end('late1', 'answered-late', 58 + 2))).toMatchObject({ ok: true });
+    const entry = (await accounts().findOne({ account_tag: 'answered-late' }))!.running_transactions[0];
+    await processEndedCall(deps, {
+      account_tag: 'answered-late',
+      transaction_tag: 'late1',
+      entry_id: entry.id,
+      enqueued_at: new Date().toISOString(),
+    });
+    expect(await recordOf('answered-late', 'late1')).toMatchObject({ fee: 600n });
+    expect(await balance('answered-late')).toBe(0n);
+  });
+
+  it('so does it for a new rate version that takes effect while the call rings', async () => {
+    expect(Date.now()).toBeLessThan(ringing.getTime() - 5_000);
+    const answer = await run(authorize, jobs.authorization(null, 'repriced'));
+    // The old price alone would grant 598 s; answered once the new one applies, 60 s cost 600.
+    expect(answer).toMatchObject({ authorized: true, max_available_units: 58 });
+    const atNewPrice = callJobs(ringing.getTime());
+    expect(await run(begin, atNewPrice.begin('rp1', 'repriced'))).toMatchObject({ ok: true });
+    expect(await run(end, atNewPrice.end('rp1', 'repriced', 58 + 2))).toMatchObject({ ok: true });
+    const entry = (await accounts().findOne({ account_tag: 'repriced' }))!.running_transactions[0];
+    await processEndedCall(deps, {
+      account_tag: 'repriced',
+      transaction_tag: 'rp1',
+      entry_id: entry.id,
+      enqueued_at: new Date().toISOString(),
+    });
+    expect(await balance('repriced')).toBe(0n);
+  });
+
+  it('a daily spend limit is held for the dearest answer the ringing time allows', async () => {
+    expect(Date.now()).toBeLessThan(ringing.getTime() - 5_000);
+    const answer = await run(authorize, jobs.authorization('lim1', 'limited'));
+    expect(answer).toMatchObject({ authorized: true, max_available_units: 58 });
+    const [reservation] = (await accounts().findOne({ account_tag: 'limited' }))!.running_transactions;
+    // 58 s and the 2 s of headroom, answered at the peak: 600, the whole limit.
+    expect(reservation.hold).toBe(600n);
   });
 
   it('begin refuses a prepaid call that cannot pay its first charged increment at the price in force then', async () => {

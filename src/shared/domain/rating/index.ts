@@ -34,3 +34,4 @@ export {
 export { callFee, canAffordStartAt, feeAt, grantUnits, timelineOf, type CallFee } from './tariff';
 export { committed, hasSpendLimits, hasWindowLimits, limitRoom, type SpendLimits, type Spent } from './limits';
 export { routeFor } from './account-route';
+export { dearestFeeWhileRinging, grantWhileRinging, type AnswerWindow } from './ringing';

@@ -31,6 +31,8 @@ interface PricelistIndex {
   timeZone: string;
   /** Whether any of its rates has a timing: rating a pricelist without one never reads a clock. */
   timed: boolean;
+  /** Instants after the build where a rate version starts or ends (its validity window), sorted. */
+  validityEdges: number[];
 }
 
 /** What timed rates read besides the rates: each pricelist's time zone and the holiday calendar. */
@@ -89,8 +91,20 @@ function mostSpecific<T extends IndexedRate & { pricelistRank: number }>(found: 
   return found.filter((r) => best.get(`${r.pricelistRank}/${r.carrier.carrier_tag}`) === r);
 }
 
+/** The first of the sorted `values` greater than `after`. */
+function firstAfter(values: readonly number[], after: number): number | undefined {
+  let lo = -1;
+  let hi = values.length;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (values[mid] > after) hi = mid;
+    else lo = mid;
+  }
+  return values[hi];
+}
+
 /** A pricelist the query names but the index does not hold (no rates, or none with an active carrier). */
-const EMPTY_PRICELIST: PricelistIndex = { byPrefix: new Map(), maxPrefixLength: 0, timeZone: 'UTC', timed: false };
+const EMPTY_PRICELIST: PricelistIndex = { byPrefix: new Map(), maxPrefixLength: 0, timeZone: 'UTC', timed: false, validityEdges: [] };
 
 /**
  * In-memory prefix index over rates and carriers, built once per change of rating data.
@@ -124,14 +138,25 @@ export class RatingIndex {
 
     const pricelists = new Map<string, PricelistIndex>();
     let size = 0;
+    // Edges already past never change a route again; a big deck's past start dates are not kept.
+    const builtAt = Date.now();
+    const edges = new Map<PricelistIndex, Set<number>>();
     rates.forEach((doc, seq) => {
       const carrier = carrierMap.get(doc.carrier_tag);
       if (!carrier || !carrier.active) return;
       let pl = pricelists.get(doc.pricelist_tag);
       if (!pl) {
-        pl = { byPrefix: new Map(), maxPrefixLength: 0, timeZone: timing.timeZones?.get(doc.pricelist_tag) ?? 'UTC', timed: false };
+        pl = {
+          byPrefix: new Map(),
+          maxPrefixLength: 0,
+          timeZone: timing.timeZones?.get(doc.pricelist_tag) ?? 'UTC',
+          timed: false,
+          validityEdges: [],
+        };
         pricelists.set(doc.pricelist_tag, pl);
+        edges.set(pl, new Set());
       }
+      const plEdges = edges.get(pl)!;
       // Keyed like the destinations it matches (ratingNumber): a prefix entered as "+44 20" matches 4420...
       const key = stripNumber(doc.prefix);
       let list = pl.byPrefix.get(key);
@@ -141,12 +166,36 @@ export class RatingIndex {
       }
       // Every version of the rate is a candidate of its own, valid in its own window: a call that
       // started before a rate deck's effective time is rated and routed with the terms of its time.
-      for (const version of versionsOf(doc)) list.push({ doc: version, carrier, seq, rank: specificity(version.timing) });
+      for (const version of versionsOf(doc)) {
+        list.push({ doc: version, carrier, seq, rank: specificity(version.timing) });
+        for (const edge of [version.datetime_start, version.datetime_end]) {
+          const ms = edge ? new Date(edge).getTime() : Number.NaN;
+          if (ms > builtAt) plEdges.add(ms);
+        }
+      }
       if (doc.timing) pl.timed = true;
       pl.maxPrefixLength = Math.max(pl.maxPrefixLength, key.length);
       size += 1;
     });
+    for (const [pl, set] of edges) pl.validityEdges = [...set].sort((a, b) => a - b);
     return new RatingIndex(pricelists, carrierMap, size, [...new Set(timing.holidays ?? [])].sort());
+  }
+
+  /**
+   * Whether a route of these pricelists may be priced otherwise at some instant in (`from`, `to`] than
+   * at `from`: one of them has timed rates, or a rate version starts or ends in between. Authorization
+   * then prices the call at `to` as well (a call is rated from its answer; docs/AGENT.md, "The grant
+   * holds for every instant the call may be answered at").
+   */
+  mayChangeBetween(pricelistTags: readonly string[] | null, from: Date, to: Date): boolean {
+    for (const tag of uniqueTags(pricelistTags)) {
+      const pl = this.pricelists.get(tag);
+      if (!pl) continue;
+      if (pl.timed) return true;
+      const next = firstAfter(pl.validityEdges, from.getTime());
+      if (next !== undefined && next <= to.getTime()) return true;
+    }
+    return false;
   }
 
   /** The carrier document by tag, active or not. */

@@ -113,3 +113,42 @@ export function segmentedMaxUnits<P extends RateTerms>(
   if (available < 0n) return 0;
   return largestFitting(cap, (u) => segmentedFee(start, u + headroomSeconds, timeline).fee <= available);
 }
+
+/**
+ * The timeline read once from `from` to `until` (epoch ms): its prices and boundaries in an array, so
+ * rating many calls over that stretch (every start of a ringing call, ringing.ts) costs a binary search
+ * per probe instead of a reading of the clock (time zone, calendar) each. Outside it, the original.
+ */
+export function frozenTimeline<P extends RateTerms>(timeline: PriceTimeline<P>, from: number, until: number): PriceTimeline<P> {
+  const starts: number[] = [];
+  const prices: P[] = [];
+  let at = from;
+  for (; at <= until; at = timeline.nextBoundary(at)) {
+    starts.push(at);
+    prices.push(timeline.priceAt(at));
+  }
+  /** Where the last stretch ends: the first boundary past `until`. */
+  const end = at;
+  /** The index of the last stretch starting at or before `at` (-1: before `from`). */
+  const stretch = (at: number) => {
+    let lo = -1;
+    let hi = starts.length;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid] <= at) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return {
+    priceAt: (at) => {
+      const i = at > until ? -1 : stretch(at);
+      return i < 0 ? timeline.priceAt(at) : prices[i];
+    },
+    nextBoundary: (at) => {
+      const i = at > until ? -1 : stretch(at);
+      if (i < 0) return timeline.nextBoundary(at);
+      return i + 1 < starts.length ? starts[i + 1] : end;
+    },
+  };
+}

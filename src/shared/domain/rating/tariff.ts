@@ -43,7 +43,7 @@ function priceOf(rate: RateSnapshot): TimedPrice {
   return { ...termsOf(rate), timing: null, description: rate.description ?? null };
 }
 
-function isTimed(rate: RateSnapshot): rate is RateSnapshot & { timed: TimedPrices } {
+export function isTimed(rate: RateSnapshot): rate is RateSnapshot & { timed: TimedPrices } {
   return rate.timed !== undefined && rate.timed !== null && rate.timed.prices.length > 0;
 }
 
