@@ -50,6 +50,25 @@ describe('CDR line parsing and validation', () => {
     expect(jsonLine(JSON.stringify({ ...row, tags: ['x'] }), 7, now)).toMatchObject({ ok: true, line: { tags: ['x'] } });
   });
 
+  it('refuses a name or number given as a JSON number that text cannot hold exactly, so two calls never share a tag', () => {
+    // Asterisk uniqueids as numbers: sequence 20 and sequence 2 of one second parse to the same double.
+    const tens = `{"transaction_tag":1774717331.20,"account_tag":"alice","source":"1","destination":"2","timestamp_begin":"2026-01-01T12:00:00Z","timestamp_end":"2026-01-01T12:00:38Z"}`;
+    expect(jsonLine(tens, 3, now)).toEqual({
+      ok: false,
+      reason: 'BAD_USER_INPUT: transaction_tag: a JSON number is read as written only when it is a whole number below 2^53; quote it',
+    });
+    expect(jsonLine(tens.replace('1774717331.20', '9007199254740993'), 3, now)).toMatchObject({ ok: false });
+    expect(jsonLine(JSON.stringify({ ...row, destination: 4.93e14 }), 3, now)).toMatchObject({
+      ok: true,
+      line: { destination: '493000000000000' },
+    });
+    // A timestamp's value, not its spelling, is what counts: a number of seconds stays accepted as before.
+    expect(jsonLine(JSON.stringify({ ...row, transaction_tag: 1774717331 }), 3, now)).toMatchObject({
+      ok: true,
+      line: { transaction_tag: '1774717331' },
+    });
+  });
+
   it('rejects JSON lines that are not objects, unknown fields and bad JSON', () => {
     expect(jsonLine('[1,2]', 1, now)).toEqual({ ok: false, reason: 'BAD_USER_INPUT: a line must be a JSON object' });
     expect(jsonLine(JSON.stringify({ ...row, acount: 'x' }), 1, now)).toEqual({
