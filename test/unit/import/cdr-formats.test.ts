@@ -258,6 +258,25 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
     ]);
   });
 
+  it("imports a db_text file's reject file again, reading its records with the table's ':' separator", async () => {
+    const [definition, ...records] = sample('kamailio/acc').toString().trim().split('\n');
+    // The first call's BYE row (record 4) missing: its INVITE row is rejected; the operator adds the BYE to the reject file.
+    const first = await readCdrs(named('kamailio-acc'), [definition, ...records.filter((r) => !r.startsWith('4:'))].join('\n') + '\n');
+    expect(first.rejects.map((r) => r.line)).toEqual([2]);
+    const cell = (text: string) => `"${text.replace(/"/g, '""')}"`;
+    const rejectFile = [
+      'line,reason,record',
+      `1,${cell('header row, kept so that this file can be imported again')},${cell(definition)}`,
+      `2,${cell(first.rejects[0].reason)},${cell(first.rejects[0].raw)}`,
+      `5,${cell('added by hand')},${cell(records.find((r) => r.startsWith('4:'))!)}`,
+    ].join('\n');
+    const again = await readCdrs(named('kamailio-acc'), rejectFile + '\n');
+    expect(again.rejects).toEqual([]);
+    expect(again.calls.map((c) => [c.line, c.transaction_tag, c.timestamp_begin, c.timestamp_end])).toEqual([
+      [2, 'c1@192.0.2.10:5060', '2026-01-15T10:00:00.000Z', '2026-01-15T10:01:02.000Z'],
+    ]);
+  });
+
   it('reads db_text files concatenated: a repeated definition line is skipped, another one is rejected', async () => {
     const table = sample('kamailio/acc').toString();
     const second = table.replace(/c(\d)@/g, 'd$1@');
@@ -298,6 +317,20 @@ describe('kamailio-acc (acc table: INVITE and BYE rows)', () => {
     expect(calls.map((c) => [c.line, c.account_tag, c.timestamp_begin, c.timestamp_end])).toEqual([
       [1, 'alice', '2026-01-15T10:00:00.000Z', '2026-01-15T10:01:02.000Z'],
     ]);
+  });
+
+  it('ends a call only with a BYE of its own dialog: the BYE of another fork of the Call-ID (another To tag) is not its end', async () => {
+    const rows = sample('kamailio/acc_1.log').toString().split('\n');
+    // c1 (rows[0], tags a1f/b1t) was forked; a second fork answered too (To tag b2x) and the caller hung it up at once.
+    const fork = (from: string, to: string, time: number) =>
+      `BYE|${from}|${to}|c1@pbx.example|200|OK|${time}|alice|pbx.example|192.0.2.10|4930111001|4930111001|pbx.example`;
+    for (const other of [fork('a1f', 'b2x', 1768471201), fork('b2x', 'a1f', 1768471201)]) {
+      const { calls, rejects } = await readCdrs(named('kamailio-acc'), [rows[0], other, rows[2]].join('\n') + '\n');
+      expect(calls.map((c) => [c.timestamp_begin, c.timestamp_end])).toEqual([['2026-01-15T10:00:00.000Z', '2026-01-15T10:01:02.000Z']]);
+      expect(rejects.map((r) => [r.line, r.reason])).toEqual([
+        [2, 'BAD_USER_INPUT: a BYE row without its INVITE row (Call-ID c1@pbx.example): not rated'],
+      ]);
+    }
   });
 
   it('ends a call only with a 2xx BYE: a failed BYE (481 after crossing BYEs, 408 timed out) is another row', async () => {
@@ -438,6 +471,23 @@ describe('mapping files', () => {
     );
     expect(bad({ pairs: { method: 'id' } })).toThrow('pairs.callid: is required');
     expect(bad({ columns: undefined })).toThrow('columns: is required unless header is "required"');
+    // Columns are found by name whatever their case: two names that differ only in case are one column twice.
+    expect(bad({ columns: [...base.columns, 'ID'] })).toThrow('columns: column "ID" appears twice');
+  });
+
+  it('reject a row whose answered test reads a number that is not one, naming the column, rather than skip it as unanswered', async () => {
+    const format = new CdrFormat(parseMapping({ ...base, answered: { column: 'seconds', above: 0 } }));
+    const rows = [
+      '1.1,alice,100,4930111001,1768471200,1:05',
+      '1.2,alice,100,4930111001,1768471200,65s',
+      '1.3,alice,100,4930111001,1768471200,0',
+    ];
+    const { totals, rejects } = await readCdrs(format, rows.join('\n') + '\n');
+    expect(counts(totals)).toMatchObject({ accepted: 0, invalid: 2, unanswered: 1 });
+    expect(rejects.map((r) => [r.line, r.reason])).toEqual([
+      [1, 'BAD_USER_INPUT: answered (column seconds): "1:05" is not a number'],
+      [2, 'BAD_USER_INPUT: answered (column seconds): "65s" is not a number'],
+    ]);
   });
 
   it("read a reject file's records as written: a tab-separated row beginning with an empty cell", async () => {

@@ -66,7 +66,7 @@ const definitionOf = (line: string) => line.trim().split(/\s+/).join(' ');
 
 type DbRow = CsvCells & { header?: true };
 
-async function* dbRows(input: Readable, delimiter: string, lastLineEnd: boolean): AsyncGenerator<DbRow> {
+async function* dbRows(input: Readable, delimiter: string, lastLineEnd: boolean, knownDefinition: string | null): AsyncGenerator<DbRow> {
   // db_flatstore and db_text end every row with LF: a last line without it was cut while being written,
   // and may still have all its cells (a duration cut short). readline hides whether the last line had its
   // end; the last byte of the input tells.
@@ -77,9 +77,9 @@ async function* dbRows(input: Readable, delimiter: string, lastLineEnd: boolean)
     });
   const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
-  /** db_text: the file's definition line (its first). */
-  let definition: string | null = null;
-  let first = true;
+  /** db_text: the file's definition line (its first, or, for a reject file's record, its header row's). */
+  let definition: string | null = knownDefinition === null ? null : definitionOf(knownDefinition);
+  let first = knownDefinition === null;
   /** The last row read: sent on when another line follows it, which proves its line end. */
   let held: DbRow | null = null;
   for await (const text of lines) {
@@ -111,8 +111,15 @@ async function* dbRows(input: Readable, delimiter: string, lastLineEnd: boolean)
 /**
  * Rows of cells of a file in a mapping's dialect; a db_text definition line comes marked as the header.
  * `lastLineEnd`: the input is a switch's file, whose last row without its line end is truncated (not a
- * reject file's record, which its cell holds whole).
+ * reject file's record, which its cell holds whole). `definition`: the db_text definition line the rows
+ * are under when it is not in the input (a reject file's record, under the header row it repeats).
  */
-export function dialectRows(input: Readable, dialect: Dialect, delimiter: string, lastLineEnd: boolean): AsyncGenerator<DbRow> {
-  return dialect === 'db' ? dbRows(input, delimiter, lastLineEnd) : csvCells(input, { delimiter, ltrim: true, lastLineEnd });
+export function dialectRows(
+  input: Readable,
+  dialect: Dialect,
+  delimiter: string,
+  lastLineEnd: boolean,
+  definition: string | null = null,
+): AsyncGenerator<DbRow> {
+  return dialect === 'db' ? dbRows(input, delimiter, lastLineEnd, definition) : csvCells(input, { delimiter, ltrim: true, lastLineEnd });
 }

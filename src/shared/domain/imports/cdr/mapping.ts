@@ -129,10 +129,11 @@ function layouts(value: unknown): string[][] {
     const path = lists.length > 1 ? `columns[${i}]` : 'columns';
     if (list.length === 0) fail(path, 'must name at least one column');
     const names = list.map((c, j) => name(c, `${path}[${j}]`));
+    // Rows find their columns by name whatever the case (rows.ts), so "id" and "ID" are one column.
     const seen = new Set<string>();
     for (const n of names) {
-      if (seen.has(n)) fail(path, `column "${n}" appears twice`);
-      seen.add(n);
+      if (seen.has(n.toLowerCase())) fail(path, `column "${n}" appears twice`);
+      seen.add(n.toLowerCase());
     }
     if (counts.has(names.length)) fail(path, `two layouts have ${names.length} columns: a row's number of cells must tell them apart`);
     counts.add(names.length);

@@ -68,12 +68,16 @@ export class Pairing<T> {
 /**
  * Rows of one dialog: the same From tag on the caller's side. A row from the callee (its BYE, or its
  * re-INVITE refreshing the session) has the tags swapped; an empty tag (a switch that wrote none)
- * matches any.
+ * matches any. A BYE must match both tags: a forked call has several dialogs under one Call-ID and
+ * From tag (one per answering fork's To tag), and the BYE that hangs up a second fork is not the end of
+ * the call that was answered first.
  */
 function sameDialog(a: Leg, b: Leg): boolean {
   const begin = a.role === 'begin' ? a : b;
   const other = begin === a ? b : a;
   if (begin.fromTag === '' || (other.fromTag === '' && other.toTag === '')) return true;
   if (other.role === 'begin') return other.fromTag === begin.fromTag || (other.fromTag === begin.toTag && other.toTag === begin.fromTag);
-  return other.fromTag === begin.fromTag || other.toTag === begin.fromTag;
+  const matches = (a: string, b: string) => a === '' || b === '' || a === b;
+  if (other.fromTag === begin.fromTag) return matches(other.toTag, begin.toTag);
+  return other.toTag === begin.fromTag && matches(other.fromTag, begin.toTag);
 }

@@ -106,6 +106,8 @@ async function* fileRows(input: Readable, format: CdrFormat): AsyncGenerator<Cdr
 async function* rejectRows(input: Readable, format: CdrFormat): AsyncGenerator<CdrRow> {
   const rows = new Rows(format, false);
   let first = true;
+  /** A db_text table's definition line, when the header row the reject file repeats is one: its records are under it. */
+  let definition: string | null = null;
   for await (const { cells, raw, line, error } of csvCells(input)) {
     if (first) {
       first = false;
@@ -117,10 +119,12 @@ async function* rejectRows(input: Readable, format: CdrFormat): AsyncGenerator<C
       continue;
     }
     const originalLine = Number(lineCell);
-    for await (const row of dialectRows(Readable.from([Buffer.from(record)]), format.mapping.dialect, format.mapping.delimiter, false)) {
+    const records = dialectRows(Readable.from([Buffer.from(record)]), format.mapping.dialect, format.mapping.delimiter, false, definition);
+    for await (const row of records) {
       if (reason === HEADER_ROW_REASON) {
         const header = rows.headerOf(row);
         if (!header) throw new HeaderError(`${format.name}: the reject file's header row is not a header of this format`);
+        if ('header' in row && row.header) definition = record;
         yield { ...header, line: originalLine };
         break;
       }

@@ -75,6 +75,7 @@ export interface Layout {
 const norm = (s: string) => s.trim().toLowerCase();
 
 const bad = badInputReason;
+const DECIMAL = /^[-+]?(\d+(\.\d*)?|\.\d+)$/;
 
 export class CdrFormat {
   readonly name: string;
@@ -177,19 +178,24 @@ export class CdrFormat {
           if (typeof end === 'string') return { kind: 'invalid', reason: end };
           return { kind: 'leg', leg: { role: 'end', callid, fromTag, toTag, parts: null, end } };
         }
-        if (!this.answered(cells, l)) return { kind: 'skip', why: 'unanswered' };
+        const answered = this.answered(cells, l);
+        if (typeof answered === 'string') return { kind: 'invalid', reason: answered };
+        if (!answered) return { kind: 'skip', why: 'unanswered' };
         const parts = this.parts(cells, l, false);
         if (typeof parts === 'string') return { kind: 'invalid', reason: parts };
         return { kind: 'leg', leg: { role: 'begin', callid, fromTag, toTag, parts, end: null } };
       }
       if (method !== pairs.begin.toUpperCase()) return { kind: 'skip', why: 'other' };
     }
-    if (!this.answered(cells, l)) return { kind: 'skip', why: 'unanswered' };
+    const answered = this.answered(cells, l);
+    if (typeof answered === 'string') return { kind: 'invalid', reason: answered };
+    if (!answered) return { kind: 'skip', why: 'unanswered' };
     const parts = this.parts(cells, l, true);
     return typeof parts === 'string' ? { kind: 'invalid', reason: parts } : { kind: 'call', parts };
   }
 
-  private answered(cells: string[], l: Layout): boolean {
+  /** Whether the row is an answered call; a string (the reject reason) when a number it tests is none. */
+  private answered(cells: string[], l: Layout): boolean | string {
     for (const { at, rule } of l.answered) {
       const value = cells[at].trim();
       if ('equals' in rule) {
@@ -198,7 +204,12 @@ export class CdrFormat {
         if (!value.startsWith(rule.prefix)) return false;
       } else if ('notEmpty' in rule) {
         if (value === '') return false;
-      } else if (value === '' || !(Number(value) > rule.above)) return false;
+      } else {
+        if (value === '') return false;
+        // Not a number is not an unanswered call: skipped, it would be lost without a trace.
+        if (!DECIMAL.test(value)) return bad(`answered (column ${rule.column}): "${value}" is not a number`);
+        if (!(Number(value) > rule.above)) return false;
+      }
     }
     return true;
   }
