@@ -83,14 +83,17 @@ async function endExhausted(ctx: AppContext, account: ScannedAccount, at: Date, 
   if (account.type !== 'PREPAID') return 0;
   const available = availableBalance(BigInt(account.balance), account.running_transactions ?? [], at);
   if (available > 0n) return 0;
-  // Only calls that cost something can be ended to stop the loss; an unpriced inbound leg cannot.
-  const priced = callsInProgress(account).filter((e) => e.rate !== null && e.rate !== undefined);
+  // Only a call whose cost still grows can be ended to stop the loss: not an unpriced inbound leg, nor
+  // a free call (an emergency or toll-free number), which authorization granted its 4 hours.
+  const priced = callsInProgress(account).filter((e) => costGrows(e.rate));
   for (const entry of priced) {
     await endCallAlert(
       ctx,
       {
         account_tag: account.account_tag,
         transaction_tag: entry.transaction_tag,
+        entry_id: entry.id,
+        caller_account_tag: entry.origin_account_tag,
         available_balance: available,
         destination: entry.destination,
       },
@@ -98,4 +101,10 @@ async function endExhausted(ctx: AppContext, account: ScannedAccount, at: Date, 
     );
   }
   return priced.length;
+}
+
+/** Whether a call on this rate costs more the longer it runs: some price of it (a timed one too) is not free. */
+function costGrows(rate: RunningTransaction['rate']): boolean {
+  if (rate === null || rate === undefined) return false;
+  return rate.rate > 0 || (rate.timed?.prices ?? []).some((p) => p.rate > 0);
 }

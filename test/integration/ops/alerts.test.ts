@@ -128,13 +128,19 @@ describe('alert delivery', () => {
   });
 
   it('sends "end this call" to the webhook only, with account_tag and transaction_tag', async () => {
-    await endCallAlert(ctx, { account_tag: 'dave', transaction_tag: 'call-7', available_balance: -3n });
+    await endCallAlert(ctx, {
+      account_tag: 'dave',
+      transaction_tag: 'call-7',
+      entry_id: 'e-7',
+      caller_account_tag: 'dave',
+      available_balance: -3n,
+    });
     const hook = await waitFor(() => webhooksOf('END_CALL', 'dave')[0], 'the end-call webhook');
     expect(hook.body).toMatchObject({
       kind: 'END_CALL',
       account_tag: 'dave',
       transaction_tag: 'call-7',
-      details: { available_balance: '-3' },
+      details: { available_balance: '-3', caller_account_tag: 'dave' },
     });
     const job = await ctx.queues.alerts.getJob(String(hook.body.id));
     expect(await job?.getState()).toBe('completed');
@@ -144,7 +150,13 @@ describe('alert delivery', () => {
   // "End this call" is the guard of prepaid calls that share a balance: once per call, so it must not
   // be given up after the ten tries (about 17 minutes) of other alerts while the switch's receiver is down.
   it('keeps retrying "end this call" every 10 s for a day, where other alerts give up after ten tries', async () => {
-    await endCallAlert(ctx, { account_tag: 'frank', transaction_tag: 'call-9', available_balance: -1n });
+    await endCallAlert(ctx, {
+      account_tag: 'frank',
+      transaction_tag: 'call-9',
+      entry_id: 'e-9',
+      caller_account_tag: 'frank',
+      available_balance: -1n,
+    });
     const hook = await waitFor(() => webhooksOf('END_CALL', 'frank')[0], 'the end-call webhook');
     const job = await ctx.queues.alerts.getJob(String(hook.body.id));
     expect(job!.opts).toMatchObject({ attempts: 8640, backoff: { type: 'fixed', delay: 10_000 } });

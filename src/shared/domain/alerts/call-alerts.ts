@@ -67,7 +67,7 @@ export async function longCallAlert(ctx: AppContext, account: AlertRecipient, en
       },
       at: now.toISOString(),
     },
-    { condition: 'long', occurrence: 'once', rememberSeconds: ONCE_PER_CALL_SECONDS },
+    { condition: 'long', occurrence: 'once', rememberSeconds: ONCE_PER_CALL_SECONDS, call: entry.id },
   );
 }
 
@@ -77,7 +77,16 @@ export async function longCallAlert(ctx: AppContext, account: AlertRecipient, en
  */
 export async function endCallAlert(
   ctx: AppContext,
-  call: { account_tag: string; transaction_tag: string; available_balance: bigint; destination?: string | null },
+  call: {
+    account_tag: string;
+    transaction_tag: string;
+    /** The running entry's id: the call, which its tag alone does not name. */
+    entry_id: string;
+    /** Whose call it is: the caller, also on a linked parent's share of it. */
+    caller_account_tag: string;
+    available_balance: bigint;
+    destination?: string | null;
+  },
   now: Date = new Date(),
 ): Promise<void> {
   await enqueueAlert(
@@ -89,9 +98,13 @@ export async function endCallAlert(
       email: null,
       mobile: null,
       message: `End call ${call.transaction_tag} of account ${call.account_tag}: its cost has used up the available balance.`,
-      details: { available_balance: call.available_balance.toString(), destination: call.destination ?? null },
+      details: {
+        available_balance: call.available_balance.toString(),
+        destination: call.destination ?? null,
+        caller_account_tag: call.caller_account_tag,
+      },
       at: now.toISOString(),
     },
-    { condition: 'exhausted', occurrence: 'once', rememberSeconds: ONCE_PER_CALL_SECONDS },
+    { condition: 'exhausted', occurrence: 'once', rememberSeconds: ONCE_PER_CALL_SECONDS, call: call.entry_id },
   );
 }

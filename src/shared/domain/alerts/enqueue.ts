@@ -23,10 +23,24 @@ export interface AlertOptions {
   occurrence: string;
   /** How long the remembered condition lasts (default ALERT_REPEAT_SECONDS): after it, a reminder may go out. */
   rememberSeconds?: number;
+  /**
+   * For an alert about one call: its running entry's id. A transaction tag names no single call (a tag
+   * rolled back is used again by a new call; a reseller's shares of two customers' calls may carry one
+   * tag), so "once per call" remembers the condition per entry.
+   */
+  call?: string;
 }
 
-export function alertStateKey(ctx: AppContext, kind: AlertKind, accountTag: string, transactionTag: string | null): string {
-  const parts = [kind, accountTag, ...(transactionTag === null ? [] : [transactionTag])].map(encodeURIComponent);
+export function alertStateKey(
+  ctx: AppContext,
+  kind: AlertKind,
+  accountTag: string,
+  transactionTag: string | null,
+  call: string | null = null,
+): string {
+  const parts = [kind, accountTag, ...(transactionTag === null ? [] : [transactionTag]), ...(call === null ? [] : [call])].map(
+    encodeURIComponent,
+  );
   return `${ctx.config.queuePrefix}:alert-state:${parts.join(':')}`;
 }
 
@@ -43,11 +57,19 @@ const REMEMBER_CONDITION = `
 `;
 
 async function dedupeAndAdd(ctx: AppContext, alert: AlertJob, options: AlertOptions): Promise<boolean> {
-  const key = alertStateKey(ctx, alert.kind, alert.account_tag, alert.transaction_tag);
+  const key = alertStateKey(ctx, alert.kind, alert.account_tag, alert.transaction_tag, options.call ?? null);
   const ttl = options.rememberSeconds ?? ctx.config.alertRepeatSeconds;
   const remembered = await ctx.redis.eval(REMEMBER_CONDITION, 1, key, options.condition, ttl, options.fresh ? '1' : '0');
   if (remembered !== 1) return false;
-  const id = jobId('alert', alert.kind, alert.account_tag, alert.transaction_tag ?? '-', options.condition, options.occurrence);
+  const id = jobId(
+    'alert',
+    alert.kind,
+    alert.account_tag,
+    alert.transaction_tag ?? '-',
+    ...(options.call === undefined ? [] : [options.call]),
+    options.condition,
+    options.occurrence,
+  );
   try {
     await ctx.queues.alerts.add(alert.kind, alert, { jobId: id, ...(alert.kind === 'END_CALL' ? endCallJobOptions : {}) });
   } catch (err) {
