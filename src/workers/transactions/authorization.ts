@@ -219,10 +219,16 @@ async function reserveAll(
   const release = () => Promise.all(made.map((m) => removeEntry(deps, m.account_tag, m.id)));
   const until = new Date(now.getTime() + deps.ctx.config.reservationSeconds * 1000);
   const callParties = parties.map((p) => p.account.account_tag);
-  for (const party of parties) {
+  const reserves = (p: Party) =>
+    holds.has(p.account.account_tag) ||
+    (p.account.max_concurrent_transactions !== null && p.account.max_concurrent_transactions !== undefined);
+  // A rollback finds a call's parties from what the caller holds of it: when a later party reserves
+  // (a reseller's hold or slot), the caller keeps a reservation too, though it has no limit of its own.
+  const callerMarks = parties.slice(1).some(reserves);
+  for (const [i, party] of parties.entries()) {
     const hold = holds.get(party.account.account_tag);
     const reservation = { ...reservationOf(job, call, party, callParties, now, until), ...(hold !== undefined ? { hold } : {}) };
-    const reserved = await reserveSlot(deps, party.account, reservation, now);
+    const reserved = await reserveSlot(deps, party.account, reservation, now, i === 0 && callerMarks);
     if (!reserved.ok) {
       await release();
       return reserved.reason === 'changed' ? 'changed' : refuse(reserved.reason, party.account.account_tag);

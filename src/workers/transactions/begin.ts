@@ -12,7 +12,7 @@ import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
-import { dropExpired, releaseReservation, takeOverReservation } from './reservations';
+import { dropExpired, releaseReservation, releaseReservations, takeOverReservation } from './reservations';
 import { rateParties } from './route';
 import type { EntryRecovery } from './recovery';
 
@@ -41,6 +41,8 @@ const fencedOut = (account: AccountDoc, entry: RunningTransaction) =>
 async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTransaction): Promise<Insertion> {
   const { accounts } = deps.ctx.mongo.collections;
   let account: AccountDoc | null = party.account;
+  /** The hold of this call's reservation, found expired: the grant the proxy holds was sized on it. */
+  let expiredHold: bigint | null = null;
   for (let attempt = 0; attempt < MAX_OPTIMISTIC_ATTEMPTS; attempt++) {
     if (!account) return { ok: false, reason: Reasons.NOT_FOUND };
     const running = account.running_transactions ?? [];
@@ -52,7 +54,9 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     const prepaid = account.type === 'PREPAID' && !party.inbound;
     if (same && isReservation(same) && same.reserved_until!.getTime() <= Date.now()) {
       // Expired, it holds nothing: its slot and the room of its hold may have gone to other calls since
-      // (docs/SIP.md, "Reservations and timestamps"). Removed, and the begin decides afresh.
+      // (docs/SIP.md, "Reservations and timestamps"). Removed, and the begin decides afresh; its hold is
+      // what the proxy's timer was granted on, so the call takes it again only if the limits' room has it.
+      if (same.hold !== undefined && same.hold !== null) expiredHold = same.hold;
       await dropExpired(accounts, account, new Date());
       account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
       continue;
@@ -107,23 +111,21 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     if (prepaid && !canAffordStartAt(entry.rate, entry.timestamp_begin, availableBalance(account.balance, running, new Date()))) {
       return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
     }
-    // Spend limits without a reservation to take over: the room they leave now must pay the start, and
-    // the insert is conditional on the account as read (like a prepaid balance).
+    // Spend limits without a reservation to take over: the room they leave now must pay the start (and
+    // the hold of an expired reservation, kept by the entry), and the insert is conditional on the
+    // account as read (like a prepaid balance).
     const limited = !party.inbound && hasSpendLimits(account);
-    if (
-      limited &&
-      !canAffordStartAt(
-        entry.rate,
-        entry.timestamp_begin,
-        (await spendRoom(deps.ctx.mongo.collections, account, new Date(), entry.call_id))!,
-      )
-    ) {
-      return { ok: false, reason: Reasons.SPEND_LIMIT_EXCEEDED };
+    const hold = limited ? expiredHold : null;
+    if (limited) {
+      const room = (await spendRoom(deps.ctx.mongo.collections, account, new Date(), entry.call_id))!;
+      if (!canAffordStartAt(entry.rate, entry.timestamp_begin, room) || (hold !== null && room < hold))
+        return { ok: false, reason: Reasons.SPEND_LIMIT_EXCEEDED };
     }
     // max 0 means no call at all.
     if (max !== null && max !== undefined && max <= 0) return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
-    if (await pushEntry(deps, account, entry, prepaid || limited)) {
-      return { ok: true, entryId: entry.id, decided: entry.begin_decided === true, made: entry };
+    const pushed = hold !== null ? { ...entry, hold } : entry;
+    if (await pushEntry(deps, account, pushed, prepaid || limited)) {
+      return { ok: true, entryId: entry.id, decided: entry.begin_decided === true, made: pushed };
     }
     // Someone changed the account in between: re-read and decide again.
     account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
@@ -299,6 +301,11 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAu
     if (result === 'stale') return tryBegin(deps, job, ref, false);
     if (!result.ok) {
       await Promise.all(inserted.map((e) => removeEntry(deps, e.account_tag, e.id)));
+      // The call will not run: what its authorization holds on the other parties (a reseller's hold, a
+      // slot) goes now, not at its expiry; the proxy's rollback would find nothing to release it by once
+      // the caller holds nothing. Not when the refusal is about another begin of this very call.
+      if (!result.fenced && result.reason !== Reasons.TIMEOUT && result.reason !== Reasons.DUPLICATE_TRANSACTION)
+        await releaseReservations(accounts, callParties, call);
       return result.fenced
         ? { ok: false, reason: result.reason, fenced: true }
         : { ok: false, reason: result.reason, refusedBy: party.account };

@@ -14,7 +14,9 @@ import { Reasons } from '../../shared/domain/calls';
  * running entry; a reservation past its time holds nothing: whoever finds it in the way of a slot
  * removes it, and the maintenance pass removes the rest.
  * Parties without a limit get no reservation: there is no slot to hold, and it saves a write. Parties with
- * hourly or daily spend limits get one that holds money (`hold`, see reserveSlot), slot or no slot.
+ * hourly or daily spend limits get one that holds money (`hold`, see reserveSlot), slot or no slot. The
+ * caller gets one whenever another party of the call does: a rollback reads the call's parties from
+ * what the caller holds (rollback.ts), and would otherwise leave a reseller's hold and slot in place.
  */
 
 const MAX_ATTEMPTS = 50;
@@ -62,6 +64,8 @@ export async function reserveSlot(
   account: AccountDoc,
   reservation: RunningTransaction,
   now: Date,
+  /** Reserve even without a limit or a hold: the caller of a call another party reserves on. */
+  always = false,
 ): Promise<Reserved> {
   const { accounts } = deps.ctx.mongo.collections;
   const holds = reservation.hold !== undefined && reservation.hold !== null;
@@ -81,7 +85,7 @@ export async function reserveSlot(
     }
     const max = doc.max_concurrent_transactions;
     const limited = max !== null && max !== undefined;
-    if (!limited && !holds) return { ok: true, made: null };
+    if (!limited && !holds && !always) return { ok: true, made: null };
     if (limited) {
       if (max <= 0 || slotsHeld(running, now, reservation.call_id) >= max)
         return { ok: false, reason: Reasons.TOO_MANY_RUNNING_TRANSACTIONS };
@@ -152,10 +156,11 @@ export async function takeOverReservation(
   /** More conditions on the account (a deciding begin's fence: begin.ts). */
   extra: Record<string, unknown> = {},
 ): Promise<boolean> {
+  // Only while it holds its slot and hold: expired, other calls may have taken them (begin then decides afresh).
   const filter: Record<string, unknown> = {
     _id: account._id,
     account_tag: account.account_tag,
-    running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } },
+    running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null, $gt: new Date() } } },
     ...extra,
   };
   if (checkRev) filter.rev = account.rev ?? { $exists: false };
