@@ -14,6 +14,9 @@ import { exists } from './documents';
 export async function workUnderWay(collections: Collections, accountTag: string): Promise<string | null> {
   if (await exists(collections.transactions, { account_tag: accountTag, ...UNSETTLED_RECORDS }))
     return 'one of its calls is still being charged or refunded';
+  // A rerating's intent is finished against the account found by tag (docs/RERATING.md).
+  if (await exists(collections.transactions, { account_tag: accountTag, rerate: { $ne: null } }))
+    return 'one of its calls is being rerated';
   const rollbackPending: Filter<OutcomeDoc> = {
     ...ROLLBACK_OUTCOMES,
     state: 'done',

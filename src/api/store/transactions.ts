@@ -110,6 +110,8 @@ export class TransactionStore {
     if (!current) throw notFound('transaction');
     if (Object.keys(patch).length === 0) return current;
     if (current.state !== undefined) refuseEngineChange(current, patch);
+    // A rerating's intent: its fee is about to change, and the edit would write the one read back.
+    if (current.rerate) throw badInput('transaction', 'the engine is rerating this call: try again in a moment');
     if (patch.account_tag !== undefined && patch.account_tag !== current.account_tag) {
       await this.references.requireAccounts('account_tag', [patch.account_tag]);
       // An own record moved to another account stays that account's own call.
@@ -118,16 +120,21 @@ export class TransactionStore {
     }
     let updated: TransactionDoc | null;
     try {
-      // As read: a record the engine took over meanwhile (its state changed) is not edited blind.
+      // As read: a record the engine took over meanwhile (its state changed, a rerating began or moved
+      // its fee) is not edited blind: the patch carries the fields as read, and would write them back.
       updated = await this.collections.transactions.findOneAndUpdate(
-        { _id: current._id, state: current.state ?? { $exists: false } },
+        { _id: current._id, state: current.state ?? { $exists: false }, fee: current.fee ?? null, rerate: { $in: [null] } },
         { $set: patch },
         { returnDocument: 'after' },
       );
     } catch (err) {
       rethrowDuplicate(err, 'transaction');
     }
-    if (!updated) throw notFound('transaction');
+    if (!updated) {
+      if (await this.collections.transactions.findOne({ _id: current._id }, { projection: { _id: 1 } }))
+        throw badInput('transaction', 'the engine changed this call while it was being edited: read it again');
+      throw notFound('transaction');
+    }
     return updated;
   }
 

@@ -449,6 +449,13 @@ describe('API accounts', () => {
       expect(await accounts().countDocuments({ account_tag: tag })).toBe(1);
     }
     await c.transactions.updateOne({ _id: 'w-pending-record' }, { $set: { state: 'charged' } });
+    // A rerating's intent on one of its records: finished against the account found by tag.
+    const intent = { run: 'w-run', at: new Date(), fee_before: 3n, fee_after: 6n, rate: null, segments: null };
+    await c.transactions.updateOne({ _id: 'w-pending-record' }, { $set: { rerate: intent } });
+    const rerating = await api.gql('mutation { deleteAccount(account_tag: "w-pending") { id } }');
+    expectError(rerating, 'INVALID_REFERENCE', 'account_tag');
+    expect(rerating.body.errors?.[0]?.message).toContain('rerated');
+    await c.transactions.updateOne({ _id: 'w-pending-record' }, { $unset: { rerate: '' } });
     await c.outcomes.updateOne({ _id: 'w-rollback-job' }, { $set: { applied_at: new Date() } });
     await c.importBatches.updateOne({ _id: 'w-import-batch' }, { $unset: { settle_pending: '' }, $set: { settled_by: 'w-settlement' } });
     await c.importBatches.insertOne({ _id: 'w-settlement', members: ['w-import-batch'], settle_pending: true } as never);

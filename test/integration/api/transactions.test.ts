@@ -215,6 +215,17 @@ describe('API transactions', () => {
       expect(updateTransaction).toEqual({ failed: true, tags: ['checked'], fee: 100 });
     });
 
+    it('refuses to edit one the engine is rerating: its fee is about to change, and the edit would write the old one back', async () => {
+      const intent = { run: 'r2', at: new Date(), fee_before: 100n, fee_after: 90n, rate: null, segments: null };
+      const id = await engineRecord('e-upd-rerating', 'charged', { rerate: intent });
+      expectError(
+        await api.gql(`mutation { updateTransaction(id: "${id}", tags: ["checked"], fee: 100) { id } }`),
+        'BAD_USER_INPUT',
+        'transaction',
+      );
+      expect(await api.ctx.mongo.collections.transactions.findOne({ _id: id })).toMatchObject({ fee: 100n, tags: null, rerate: intent });
+    });
+
     it.each([
       ['pending', {}],
       ['rolling_back', {}],

@@ -192,6 +192,31 @@ describe('rerating', () => {
     }
   });
 
+  it('a record read by a run, whose account is deleted and its tag given to a new customer before the correction: nothing is charged to the new customer', async () => {
+    await setPrice(60);
+    await seed(ctx, { accounts: [account('reused', { balance: 10_000n })] });
+    expect(await run(record, jobs.record('old-call', 'reused', 30))).toMatchObject({ ok: true });
+    const seen = (await transactions().findOne({ account_tag: 'reused', transaction_tag: 'old-call' }))!;
+    // The deletion marks the old customer's records (closeAccount), and the tag goes to a new customer.
+    await transactions().updateOne({ _id: seen._id }, { $set: { closed_account: 'old-customer-id' } });
+    await accounts().deleteOne({ account_tag: 'reused' });
+    await seed(ctx, { accounts: [account('reused', { balance: 500n })] });
+    const { rerateRecord } = await import('../../../src/shared/domain/ledger');
+    try {
+      expect(
+        await rerateRecord(ctx.mongo.collections, seen, 'run-reused', { fee: 45n, rate: seen.destination_rate, segments: null }),
+      ).toEqual({
+        outcome: 'skipped',
+      });
+      expect(await balance('reused')).toBe(500n);
+      expect(await ctx.mongo.collections.ledger.countDocuments({ _id: opIds.rerate('run-reused', seen._id) })).toBe(0);
+    } finally {
+      await transactions().deleteOne({ _id: seen._id });
+      await accounts().deleteOne({ account_tag: 'reused' });
+      await ctx.mongo.collections.ledger.deleteMany({ account_tag: 'reused' });
+    }
+  });
+
   it('crashed after correcting records whole, before the run moved: the retry counts them changed, once', async () => {
     await setPrice(60);
     for (const tag of ['z1', 'z2', 'z3']) expect(await run(record, jobs.record(tag, 'racer', 30))).toMatchObject({ ok: true });

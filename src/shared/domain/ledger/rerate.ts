@@ -70,6 +70,9 @@ export async function rerateRecord(
       fee: record.fee,
       rerate: { $in: [null] },
       'reratings.run': { $ne: run },
+      // Its account deleted since the run read it (closeAccount marks the records): the tag may be a new
+      // customer's now, and the correction would land on them.
+      closed_account: { $exists: false },
     };
     const marked = await collections.transactions.updateOne(filter, { $set: { rerate: intent } });
     if (marked.modifiedCount === 1) {
