@@ -3,6 +3,7 @@ import { checkBalanceAlerts } from '../../shared/domain/alerts';
 import { batchDebitState, rerateRecord } from '../../shared/domain/ledger';
 import { charged } from '../transactions/refund';
 import { processingRecovery } from '../transactions/reconcile';
+import { recordRecovery } from '../transactions/record';
 import type { RerateBatchJob } from '../../shared/domain/queues/payloads';
 import {
   enqueueRerateBatch,
@@ -27,14 +28,21 @@ export interface RerateBatchResult {
 
 /**
  * A record the run found 'pending', settled when its charge is done: a call whose end charged it marks
- * it charged after the answer (up to 200 ms later, docs/DECISIONS.md), and a run passing it meanwhile
- * would miss the call for good. Settled as the recovery sweep settles it (reconcile.ts): charged from
- * the ledger once its running entry is gone. Null, counted skipped, for a call still being charged (its
- * entry on the account) and for a recordTransaction not decided yet (its answer is not given).
+ * it charged after the answer (up to 200 ms later, docs/DECISIONS.md), a recordTransaction decided
+ * 'done' marks it after its decision (a worker killed in between leaves it for the sweep), and a run
+ * passing it meanwhile would miss the call for good. Settled as the recovery sweep settles it
+ * (reconcile.ts, record.ts): charged from the ledger once its running entry is gone, or once its
+ * recordTransaction is decided 'done'. Null, counted skipped, for a call still being charged (its entry
+ * on the account) and for a recordTransaction not decided yet within its deadline (its answer is not
+ * given); past it, the sweep's rule decides (abandoned: refunded and gone).
  */
 async function settledPending(deps: TransactionDeps, record: TransactionDoc): Promise<TransactionDoc | null> {
-  if (record.record_job) return null;
-  if ((await processingRecovery.recover(deps, record, undefined)) !== 'finished') return null;
+  if (record.record_job) {
+    const decision = (await deps.ctx.mongo.collections.outcomes.findOne({ _id: record.record_job })) ?? undefined;
+    const due = record.record_deadline !== undefined && record.record_deadline < Date.now();
+    if (!decision && !due) return null;
+    if ((await recordRecovery.recover(deps, record, decision)) !== 'finished') return null;
+  } else if ((await processingRecovery.recover(deps, record, undefined)) !== 'finished') return null;
   const settled = await deps.ctx.mongo.collections.transactions.findOne({ _id: record._id, account_tag: record.account_tag });
   return settled?.state === 'charged' ? settled : null;
 }

@@ -303,6 +303,29 @@ describe('rerating', () => {
     await audit();
   });
 
+  it('a recordTransaction record decided done but not marked charged yet (a worker killed after the decision) is settled and corrected, once', async () => {
+    await setPrice(60);
+    expect(await run(record, jobs.record('decided', 'late', 60))).toMatchObject({ ok: true });
+    const jobId = `job-${jobCount}`;
+    expect(await ctx.mongo.collections.outcomes.findOne({ _id: jobId })).toMatchObject({ state: 'done' });
+    const charged = (await transactions().findOne({ account_tag: 'late', transaction_tag: 'decided' }))!;
+    // Killed after the decision, before the charged mark; its agent is still within its deadline.
+    await transactions().updateOne(
+      { _id: charged._id, account_tag: 'late' },
+      { $set: { state: 'pending', charged_by: 'record', record_job: jobId, record_deadline: Date.now() + 60_000 } },
+    );
+    const before = await balance('late');
+    await setPrice(120);
+    const done = await rerate({ ...window, account_tags: ['late'] });
+    const after = (await transactions().findOne({ _id: charged._id, account_tag: 'late' }))!;
+    expect(after).toMatchObject({ state: 'charged', fee: charged.fee * 2n });
+    expect(await balance('late')).toBe(before - charged.fee);
+    expect(done.counts.changed).toBeGreaterThanOrEqual(1);
+    await rerate({ ...window, account_tags: ['late'] });
+    expect(await balance('late')).toBe(before - charged.fee);
+    await audit();
+  });
+
   it('a pending record whose call is still being charged (its entry on the account) is counted skipped, not passed over', async () => {
     const { accounts: accts } = ctx.mongo.collections;
     expect(await run(record, jobs.record('in-flight', 'late', 60))).toMatchObject({ ok: true });
