@@ -265,6 +265,7 @@ async function seed(lab: Lab): Promise<void> {
   await gql(`mutation {
     rich: createAccount(account_tag: "rich", type: PREPAID, balance: "100000", pricelist_tags: ["lab"]) { id }
     poor: createAccount(account_tag: "poor", type: PREPAID, balance: "3", pricelist_tags: ["lab"]) { id }
+    slowack: createAccount(account_tag: "slowack", type: PREPAID, balance: "14", pricelist_tags: ["lab"]) { id }
     off: createAccount(account_tag: "off", type: PREPAID, balance: "100000", active: false, pricelist_tags: ["lab"]) { id }
     duo: createAccount(account_tag: "duo", type: PREPAID, balance: "100000", max_concurrent_transactions: 2, pricelist_tags: ["lab"]) { id }
     detour: createAccount(account_tag: "detour", type: PREPAID, balance: "100000", carrier_tags: ["carrier-b"], pricelist_tags: ["lab"]) { id }
@@ -520,7 +521,7 @@ async function checkCut(lab: Lab): Promise<void> {
   // What the agent grants now (no transaction_tag: nothing reserved).
   const auth = await post(`${service!.agentUrl}/v1/authorization`, { account_tag: 'poor', destination: DESTINATION });
   const granted = (auth.json as { max_available_units?: number }).max_available_units;
-  const c = await call(lab, 'cut', 'poor', { scenario: 'uac_wait_bye.xml' });
+  const c = await call(lab, 'cut', 'poor', { scenario: 'uac_wait_bye.xml', holdMs: 0 });
   expect(c.outcome === 'answered', `check 2: the call of poor (balance ${before.balance}) was not answered: ${c.refusal}`);
   expect(c.cut, 'check 2: the call was not ended by the proxy');
   const r = (await recordsOf([c.callId])).get(c.callId)!;
@@ -544,6 +545,31 @@ async function checkCut(lab: Lab): Promise<void> {
     `check 2: the balance went from ${before.balance} to ${after.balance} for a fee of ${r.fee}`,
   );
   expect(after.running === 0, `check 2: poor still has ${after.running} running entries`);
+}
+
+/**
+ * 10. A caller holding its ACK back 3 s is still cut at its grant counted from the 200 OK: the dialog
+ * module restarts its timer at the ACK, and the call is billed from the 200 OK.
+ */
+async function checkLateAck(lab: Lab): Promise<void> {
+  const before = await account('slowack');
+  const auth = await post(`${service!.agentUrl}/v1/authorization`, { account_tag: 'slowack', destination: DESTINATION });
+  const granted = (auth.json as { max_available_units?: number }).max_available_units;
+  const c = await call(lab, 'late-ack', 'slowack', { scenario: 'uac_wait_bye.xml', holdMs: 3000 });
+  expect(c.outcome === 'answered', `check 10: the call of slowack was not answered: ${c.refusal}`);
+  expect(c.cut, 'check 10: the call was not ended by the proxy');
+  const r = (await recordsOf([c.callId])).get(c.callId)!;
+  const after = await settled('slowack', before.balance - BigInt(r.fee));
+  const lasted = Date.parse(r.timestamp_end) - Date.parse(r.timestamp_begin);
+  log(
+    `  balance ${before.balance}, granted ${granted} s, ACK 3 s after the 200 OK; cut ${seconds(lasted)} s after it, billed ${r.duration} s, fee ${r.fee}; balance now ${after.balance}`,
+  );
+  expect(typeof granted === 'number' && granted > 3, `check 10: the agent grants ${granted} s to slowack (balance ${before.balance})`);
+  expect(
+    lasted <= (granted! + 1) * 1000 + 500,
+    `check 10: the call lasted ${seconds(lasted)} s from its 200 OK, granted ${granted} s: the timer restarted at the late ACK`,
+  );
+  expect(after.balance >= 0n, `check 10: the balance is ${after.balance} after a call cut at its grant (${granted} s), ACK held back 6 s`);
 }
 
 /** 3. Unknown and inactive accounts: 403 before routing. */
@@ -645,7 +671,7 @@ async function checkFailoverCut(lab: Lab): Promise<void> {
   const before = await account('tight');
   const auth = await post(`${service!.agentUrl}/v1/authorization`, { account_tag: 'tight', destination: DESTINATION });
   const granted = (auth.json as { max_available_units?: number }).max_available_units;
-  const c = await call(lab, 'failover-cut', 'tight', { scenario: 'uac_wait_bye.xml' });
+  const c = await call(lab, 'failover-cut', 'tight', { scenario: 'uac_wait_bye.xml', holdMs: 0 });
   expect(c.outcome === 'answered', `check 7: the call of tight was not answered: ${c.refusal}`);
   expect(invitesSeen(lab.uasB).has(c.callId), 'check 7: carrier B (cheapest, 503) never saw the INVITE');
   expect(c.cut, 'check 7: the call was not ended by the proxy');
@@ -1104,6 +1130,7 @@ async function main(): Promise<void> {
       ['7. a 503 from the cheapest carrier fails over to a dearer one, cut at the grant: the balance stays >= 0', checkFailoverCut],
       ["8. a switch not asked to rate: Kamailio's acc files imported, each call charged as in real time", checkCdrFiles],
       ["9. a caller re-sending a charged call's Call-ID, that attempt failing, cannot take the charged call back", checkReplayedCallId],
+      ['10. a caller holding its ACK back 3 s is cut at its grant counted from the 200 OK: the balance stays >= 0', checkLateAck],
     ];
     for (const [name, check] of checks) {
       const t = Date.now();
