@@ -50,6 +50,7 @@ import { sleep, withParentDeathSignal } from '../../src/shared/infra/services/pr
 import { ServiceProcess } from '../support/service-process';
 import { postJson } from '../support/http-json';
 import { ensurePackages, versionOf } from '../support/apt';
+import { testPort } from '../support/ports';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DEFAULT_CONFIG = path.join(ROOT, 'examples', 'kamailio', 'kamailio.cfg');
@@ -59,7 +60,7 @@ const ACC_MAP = path.join(ROOT, 'examples', 'kamailio', 'acc-time-attr.map.json'
 let config = DEFAULT_CONFIG;
 const SCENARIOS = path.join(__dirname, 'scenarios');
 const HOST = '127.0.0.1';
-const PACKAGES = ['kamailio', 'kamailio-utils-modules', 'kamailio-extra-modules', 'sip-tester'];
+const PACKAGES = ['kamailio', 'kamailio-utils-modules', 'kamailio-extra-modules', 'kamailio-tls-modules', 'sip-tester'];
 /**
  * The whole run after the packages are in place (apt-get has its own time limits), service start
  * included: far above a normal run (about 25 s).
@@ -70,6 +71,8 @@ const WATCHDOG_MS = 5 * 60_000;
 const DESTINATION = '39061234567';
 /** Carrier A answers at 60/min (1 per second); B (the 503 one) and C (rings) would cost more. */
 const RATE_A = 60;
+/** Check 11: two calls at RATE_A (1 a second) share this prepaid balance. */
+const SHARED_BALANCE = 30;
 const RATE_B = 120;
 const RATE_C = 90;
 /**
@@ -266,6 +269,7 @@ async function seed(lab: Lab): Promise<void> {
     rich: createAccount(account_tag: "rich", type: PREPAID, balance: "100000", pricelist_tags: ["lab"]) { id }
     poor: createAccount(account_tag: "poor", type: PREPAID, balance: "3", pricelist_tags: ["lab"]) { id }
     slowack: createAccount(account_tag: "slowack", type: PREPAID, balance: "14", pricelist_tags: ["lab"]) { id }
+    shared: createAccount(account_tag: "shared", type: PREPAID, balance: "${SHARED_BALANCE}", carrier_tags_override: ["carrier-a"], pricelist_tags: ["lab"]) { id }
     off: createAccount(account_tag: "off", type: PREPAID, balance: "100000", active: false, pricelist_tags: ["lab"]) { id }
     duo: createAccount(account_tag: "duo", type: PREPAID, balance: "100000", max_concurrent_transactions: 2, pricelist_tags: ["lab"]) { id }
     detour: createAccount(account_tag: "detour", type: PREPAID, balance: "100000", carrier_tags: ["carrier-b"], pricelist_tags: ["lab"]) { id }
@@ -570,6 +574,34 @@ async function checkLateAck(lab: Lab): Promise<void> {
     `check 10: the call lasted ${seconds(lasted)} s from its 200 OK, granted ${granted} s: the timer restarted at the late ACK`,
   );
   expect(after.balance >= 0n, `check 10: the balance is ${after.balance} after a call cut at its grant (${granted} s), ACK held back 6 s`);
+}
+
+/**
+ * 11. Two calls of one prepaid account share its balance: each was granted what the balance allowed
+ * alone (about 28 s at 1 a second from 30). The engine's END_CALL webhook reaches the proxy as the
+ * balance runs out (about 15 s in), and the proxy ends both: the balance ends near 0, not near -28.
+ */
+async function checkEndCall(lab: Lab): Promise<void> {
+  const before = await account('shared');
+  const calls = await Promise.all(
+    ['shared-1', 'shared-2'].map((label) => call(lab, label, 'shared', { scenario: 'uac_wait_bye.xml', holdMs: 0 })),
+  );
+  for (const c of calls) {
+    expect(c.outcome === 'answered', `check 11: call ${c.label} of shared was not answered: ${c.refusal}`);
+    expect(c.cut, `check 11: call ${c.label} was not ended by the proxy`);
+  }
+  const records = await recordsOf(calls.map((c) => c.callId));
+  const fees = calls.map((c) => BigInt(records.get(c.callId)!.fee));
+  const lasted = calls.map((c) => Date.parse(records.get(c.callId)!.timestamp_end) - Date.parse(records.get(c.callId)!.timestamp_begin));
+  const after = await settled('shared', before.balance - fees[0] - fees[1]);
+  log(
+    `  balance ${before.balance}, two calls at 1 a second: cut after ${lasted.map(seconds).join(' s and ')} s, fees ${fees.join(' and ')}; balance now ${after.balance}`,
+  );
+  // Alone, each call was granted about 28 s: ended by END_CALL, both stop about halfway.
+  for (const ms of lasted) expect(ms < (SHARED_BALANCE - 8) * 1000, `check 11: a call lasted ${seconds(ms)} s: not ended by END_CALL`);
+  // The scan looks a period (1 s) ahead; the webhook, the dialog's 1 s timeout and the stamps add a few seconds a call.
+  expect(after.balance >= -8n, `check 11: the balance is ${after.balance} after two calls sharing ${before.balance}: END_CALL came late`);
+  expect(after.running === 0, `check 11: shared still has ${after.running} running entries`);
 }
 
 /** 3. Unknown and inactive accounts: 403 before routing. */
@@ -952,9 +984,21 @@ async function startLab(dir: string): Promise<Lab> {
   const uriKamailioPort = await freeUdpPort(ports);
 
   token = randomBytes(24).toString('hex');
+  // END_CALL (check 11): the service's webhook goes to the first Kamailio, which ends the calls it names.
+  const webhookPort = await testPort(HOST);
+  const webhookSecret = randomBytes(24).toString('hex');
   service = new ServiceProcess();
   const t0 = Date.now();
-  await service.start({ dir, logName: 'service', env: { RATING_TOKENS: `sip-lab:read+write+agent:${token}` } });
+  await service.start({
+    dir,
+    logName: 'service',
+    env: {
+      RATING_TOKENS: `sip-lab:read+write+agent:${token}`,
+      ALERT_WEBHOOK_URL: `http://${HOST}:${webhookPort}/rating-events`,
+      ALERT_WEBHOOK_SECRET: webhookSecret,
+      END_CALL_SCAN_SECONDS: '1',
+    },
+  });
   log(`service up in ${seconds(Date.now() - t0)} s (api ${service.apiUrl}, agent ${service.agentUrl})`);
 
   const uas = (name: string, scenario: string, port: number) =>
@@ -1012,7 +1056,7 @@ async function startLab(dir: string): Promise<Lab> {
       path.join(dir, `${name}.log`),
     );
   };
-  const kamailio = kamailioAt('kamailio', kamailioPort, []);
+  const kamailio = kamailioAt('kamailio', kamailioPort, [`WEBHOOK_SECRET="${webhookSecret}"`, `WEBHOOK_LISTEN=tcp:${HOST}:${webhookPort}`]);
   const uriKamailio = kamailioAt('kamailio-uri', uriKamailioPort, ['DESTINATION_AS_URI']);
 
   const lab: Lab = {
@@ -1131,6 +1175,7 @@ async function main(): Promise<void> {
       ["8. a switch not asked to rate: Kamailio's acc files imported, each call charged as in real time", checkCdrFiles],
       ["9. a caller re-sending a charged call's Call-ID, that attempt failing, cannot take the charged call back", checkReplayedCallId],
       ['10. a caller holding its ACK back 3 s is cut at its grant counted from the 200 OK: the balance stays >= 0', checkLateAck],
+      ["11. two calls sharing a prepaid balance are ended by the engine's END_CALL webhook as it runs out", checkEndCall],
     ];
     for (const [name, check] of checks) {
       const t = Date.now();
