@@ -175,6 +175,9 @@ const ENGINE_KEPT: ReadonlyArray<keyof TransactionPatch> = [
   'timestamp_begin',
   'timestamp_end',
   'inbound',
+  // Rerating prices the call again from its number and carrier: another number is another call.
+  'destination',
+  'carrier_ip',
 ];
 
 function refuseEngineChange(current: TransactionDoc, patch: TransactionPatch): void {

@@ -251,6 +251,18 @@ describe('API accounts', () => {
         'pricelist_tags',
       );
       expect((await accounts().findOne({ _id: id }))?.balance).toBe(25n);
+      // Each balance fits in 64 bits, the adjustment between them would not: refused, not written wrapped.
+      await api.ok(`mutation { updateAccount(id: "${id}", balance: "-10") { id } }`);
+      const ledgerBefore = await api.ctx.mongo.collections.ledger.countDocuments({ account_tag: 'u-2' });
+      expectError(
+        await api.gql(`mutation { updateAccount(id: "${id}", balance: "9223372036854775807", name: "Changed") { id } }`),
+        'BAD_USER_INPUT',
+        'balance',
+      );
+      expect(await accounts().findOne({ _id: id })).toMatchObject({ balance: -10n });
+      expect((await accounts().findOne({ _id: id }))?.name).not.toBe('Changed');
+      expect(await api.ctx.mongo.collections.ledger.countDocuments({ account_tag: 'u-2' })).toBe(ledgerBefore);
+      await api.ok(`mutation { updateAccount(id: "${id}", balance: 25) { id } }`);
       expectError(await api.gql('mutation { updateAccount(account_tag: "nope", balance: 1) { id } }'), 'NOT_FOUND');
       expectError(await api.gql('mutation { updateAccount(account_tag: "u-2", active: null) { id } }'), 'BAD_USER_INPUT', 'active');
     });

@@ -196,6 +196,9 @@ describe('API transactions', () => {
       ['transaction_tag', 'transaction_tag: "moved"'],
       ['duration', 'duration: 90'],
       ['timestamp_begin', 'timestamp_begin: "2024-03-01T10:00:00Z"'],
+      // Rerating prices the call again from these: another number is another call.
+      ['destination', 'destination: "1900555"'],
+      ['carrier_ip', 'carrier_ip: "10.9.9.9:5060"'],
     ])('refuses a change of %s, and changes nothing', async (field, change) => {
       const id = await engineRecord(`e-upd-${field}`, 'charged');
       expectError(await api.gql(`mutation { updateTransaction(id: "${id}", ${change}) { id } }`), 'BAD_USER_INPUT', field);

@@ -66,6 +66,9 @@ describe('deck lines', () => {
     [/rate: must be a non-negative integer/, { prefix: '44', rate: '0.5' }, '44'],
     [/rate: must be an integer/, { prefix: '44', rate: 'ten' }, '44'],
     [/rate: must be an integer/, { prefix: '44', rate: '99999999999999999999' }, '44'],
+    // What the API's 32-bit Int fields can show and edit: a deck must not store a rate the API cannot read.
+    [/rate: must be at most 2147483647/, { prefix: '44', rate: '3000000000' }, '44'],
+    [/connect_fee: must be at most 2147483647/, { prefix: '44', rate: '1', connect_fee: '2500000000' }, '44'],
     [/connect_fee/, { prefix: '44', rate: '1', connect_fee: '-2' }, '44'],
     [/rate_increment/, { prefix: '44', rate: '1', rate_increment: '1.5' }, '44'],
     [/interval_start/, { prefix: '44', rate: '1', interval_start: 'x' }, '44'],

@@ -69,8 +69,12 @@ function integerCell(field: string, cell: string | undefined): number | null {
   }
   const value = Number(raw);
   if (!Number.isSafeInteger(value)) throw new ServiceError('BAD_USER_INPUT', `${field}: must be an integer`, { field });
+  // The API shows and edits these as GraphQL Int (32 bits): a larger one would make the rate unreadable there.
+  if (value > INT32_MAX) throw new ServiceError('BAD_USER_INPUT', `${field}: must be at most ${INT32_MAX}`, { field });
   return value;
 }
+
+const INT32_MAX = 2_147_483_647;
 
 const DAY_NAMES = new Map([
   ['mon', 1],
