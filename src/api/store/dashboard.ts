@@ -128,7 +128,9 @@ export class DashboardStore {
     const start = end - count * size;
     const epoch = new Date(0);
     const pipeline: Document[] = [
-      { $match: { timestamp_end: { $gte: new Date(start), $lt: new Date(end) } } },
+      // Calls the engine charged (or is charging): not records written raw through the API (no state,
+      // nobody was charged) nor calls being refunded.
+      { $match: { timestamp_end: { $gte: new Date(start), $lt: new Date(end) }, state: { $in: ['charged', 'imported', 'pending'] } } },
       {
         $group: {
           // The bucket's start: the end stamp minus its remainder within the bucket (dates minus dates are ms).

@@ -114,6 +114,9 @@ describe('API dashboard', () => {
         record('h25', 'alice', at(25 * HOUR), 1000n),
         // A record ended in the future (clock skew) is in no bucket.
         record('future', 'alice', at(-2 * HOUR), 1000n),
+        // Written raw through the API (no state: nobody was charged), and one being refunded: no revenue, no call.
+        { ...record('raw', 'alice', at(10_000), 1000n), state: undefined },
+        record('refunding', 'alice', at(10_000), 1000n, 'alice', { state: 'rolling_back' }),
       ]);
     });
 
