@@ -218,8 +218,10 @@ function AdjustBalanceButton() {
   const [keySeed, setKeySeed] = useState(0);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  // A new key whenever the submission's content changes or a new dialog opens.
-  const idempotencyKey = useMemo(() => newIdempotencyKey(), [amount, reason, keySeed]);
+  // One key until a submission succeeds: a retry after a lost answer must reuse it even when the operator
+  // retyped the amount or fixed the reason meanwhile (a new key would apply the top-up twice). The server
+  // answers a replay with its first result and refuses the key with another amount (docs/DECISIONS.md).
+  const idempotencyKey = useMemo(() => newIdempotencyKey(), [keySeed]);
 
   if (!record) return null;
   const amountError = amount.trim() === '' ? null : (integerText(amount) ?? (BigInt(amount.trim()) === 0n ? 'Must not be zero' : null));
