@@ -11,3 +11,6 @@ export function isStoreUnreachable(err: unknown): boolean {
   const e = err as { name?: unknown; message?: unknown } | null;
   return e?.name === 'MaxRetriesPerRequestError' || e?.message === 'Connection is closed.';
 }
+
+/** What a request answered while a store is unreachable says: nothing was done, send it again. */
+export const STORE_UNREACHABLE = 'The database is unreachable: nothing was done; try again in a moment';

@@ -5,6 +5,7 @@ import { Authenticator, OPEN_PRINCIPAL, Principal } from '../auth/authenticator'
 import type { Scope } from '../auth/token-format';
 import type { ServiceContext } from '../service-context';
 import { ErrorCodes } from '../errors';
+import { isStoreUnreachable, STORE_UNREACHABLE } from '../store-errors';
 import { sendError } from './error-reply';
 
 declare module 'fastify' {
@@ -64,10 +65,18 @@ const authPlugin: FastifyPluginAsync<AuthPluginOptions> = async (app, { ctx, pol
     if (requirement === 'open') return;
     const secret = credentialOf(request);
     let principal: Principal | null = null;
-    if (await authenticator.isOpen()) {
-      principal = OPEN_PRINCIPAL;
-    } else if (secret !== null) {
-      principal = await authenticator.authenticate(secret);
+    try {
+      if (await authenticator.isOpen()) {
+        principal = OPEN_PRINCIPAL;
+      } else if (secret !== null) {
+        principal = await authenticator.authenticate(secret);
+      }
+    } catch (err) {
+      // Tokens live in MongoDB: unreachable, the request cannot be judged. A clear "try again", never a 500.
+      if (!isStoreUnreachable(err)) throw err;
+      request.log.warn({ err }, 'token check: MongoDB is unreachable');
+      void reply.header('retry-after', '5');
+      return sendError(reply, 503, ErrorCodes.INTERNAL_ERROR, STORE_UNREACHABLE);
     }
     if (principal === null) {
       const admin = pathOf(request).startsWith('/admin/');

@@ -1,6 +1,7 @@
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import type { MercuriusContext } from 'mercurius';
 import { ErrorCodes, HTTP_STATUS_OF_CODE, RequestErrorCodes, ServiceError } from '../errors';
+import { isStoreUnreachable } from '../store-errors';
 
 /**
  * Turns what Mercurius hands over (resolver errors, and request errors: syntax, validation,
@@ -19,6 +20,8 @@ import { ErrorCodes, HTTP_STATUS_OF_CODE, RequestErrorCodes, ServiceError } from
  */
 
 const INTERNAL_MESSAGE = 'Internal server error';
+const STORE_UNREACHABLE_MIDWAY =
+  'The database is unreachable: this may not have been carried out, or only in part; read the data again, then try again in a moment';
 
 const STATUS_OF_CODE = HTTP_STATUS_OF_CODE;
 
@@ -152,6 +155,15 @@ function formatOne({ error, wrapper }: Reported, executed: boolean, log: Logger)
           : (CODE_OF_STATUS[status] ?? RequestErrorCodes.BAD_REQUEST);
       return { formatted: shape(error, error.message, { code }), requestStatus: status };
     }
+  }
+  if (isStoreUnreachable(error.originalError)) {
+    // Not a bug: a store is down. Whether a mutation got part of its way is not known here, so the
+    // answer says so (money moves through the ledger's once-only operations: sending it again is safe).
+    log.warn({ err: error.originalError, path: error.path }, 'a store is unreachable in a GraphQL request');
+    return {
+      formatted: shape(error, STORE_UNREACHABLE_MIDWAY, { code: ErrorCodes.INTERNAL_ERROR }),
+      requestStatus: beforeExecution ? 503 : null,
+    };
   }
   log.error({ err: error.originalError ?? error, path: error.path }, 'unexpected error in a GraphQL request');
   return {
