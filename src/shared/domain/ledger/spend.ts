@@ -11,9 +11,11 @@ const SPENDING: readonly LedgerKind[] = ['charge', 'import', 'refund', 'rerate']
  * What an account spent in its rolling hour and day at `now` (spend limits, src/shared/domain/rating/limits.ts):
  * the negated sum of its charge, import, refund and rerating entries applied in the window, by the
  * ledger's `at`. A credit (a refund, a rerating that lowered a fee) gives room back only in the windows
- * that counted the charge it reverses (the record's `charge:` entry, by its `ref`): refunding
- * yesterday's call today must not let today spend its limit twice. A credit whose charge is not in the
- * window (older, or an import's batch debit) counts nothing there; a window never goes below zero.
+ * that counted the debits it reverses (the record's `charge:` entry and the reratings that raised it, by
+ * their `ref`, the latest first, never more than they counted): refunding yesterday's call today must
+ * not let today spend its limit twice, and a raise taken back today must not stay counted. A credit whose
+ * debits are not in the window (older, or an import's batch debit) counts nothing there; a window never
+ * goes below zero.
  * A change whose entry is not written yet is still a marker on the account: `account` must have been
  * read before this call, so a marker settled in between is found in the ledger (counted once, by its op)
  * rather than missed. Read only for accounts with an hourly or daily limit: one indexed range read of the
@@ -38,16 +40,37 @@ export async function spentInWindows(
     ...entries.map((e) => ({ amount: e.amount, at: e.at, kind: e.kind, ref: e.ref ?? null })),
     ...markers.filter((m) => !seen.has(m.op) && SPENDING.includes(m.kind)),
   ];
-  // When each record's charge was applied (within the day), for the credits that reverse it.
-  const chargedAt = new Map<string, number>();
-  for (const c of changes) if (c.kind === 'charge' && c.ref !== null && c.at.getTime() > dayStart) chargedAt.set(c.ref, c.at.getTime());
   const spent: Spent = { hour: 0n, day: 0n };
+  const count = (amount: bigint, at: number) => {
+    if (at <= dayStart) return;
+    spent.day += amount;
+    if (at > hourStart) spent.hour += amount;
+  };
+  // Each record's debits within the day (its charge, a rerating that raised it), newest first, with
+  // what a credit has not reversed yet: a credit reverses the latest first (a rerating lowering a fee
+  // undoes the raise before it), and never more than they counted.
+  const debits = new Map<string, Array<{ at: number; left: bigint }>>();
   for (const c of changes) {
-    // A debit counts in the windows it was applied in; a credit in those its charge was applied in.
-    const counted = c.amount > 0n ? (c.ref === null ? undefined : chargedAt.get(c.ref)) : c.at.getTime();
-    if (counted === undefined || counted <= dayStart) continue;
-    spent.day -= c.amount;
-    if (counted > hourStart) spent.hour -= c.amount;
+    if (c.amount >= 0n || c.ref === null || (c.kind !== 'charge' && c.kind !== 'rerate') || c.at.getTime() <= dayStart) continue;
+    const list = debits.get(c.ref) ?? [];
+    list.push({ at: c.at.getTime(), left: -c.amount });
+    debits.set(c.ref, list);
+  }
+  for (const list of debits.values()) list.sort((a, b) => b.at - a.at);
+  for (const c of [...changes].sort((a, b) => a.at.getTime() - b.at.getTime())) {
+    // A debit counts in the windows it was applied in; a credit in those of the debits it reverses.
+    if (c.amount <= 0n) {
+      count(-c.amount, c.at.getTime());
+      continue;
+    }
+    let credit = c.amount;
+    for (const debit of c.ref === null ? [] : (debits.get(c.ref) ?? [])) {
+      if (credit === 0n) break;
+      const taken = credit < debit.left ? credit : debit.left;
+      debit.left -= taken;
+      credit -= taken;
+      count(-taken, debit.at);
+    }
   }
   return { hour: spent.hour < 0n ? 0n : spent.hour, day: spent.day < 0n ? 0n : spent.day };
 }
