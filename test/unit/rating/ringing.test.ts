@@ -69,9 +69,11 @@ describe('the grant while the call rings', () => {
           const window = { from, to: new Date(from.getTime() + ringing * 1000) };
           const rate = snapshotOfPrices(base, timed, from);
           const u = grantWhileRinging(rate, window, money, 'PREPAID', CAP, headroom);
-          const each = wholeSeconds(window).map((s) =>
-            canAffordStartAt(rate, s, money) ? grantUnits(rate, s, money, 'PREPAID', CAP, headroom) : 0,
-          );
+          // The snapshot begin would take at each start (its price then decides whether the call may start).
+          const each = wholeSeconds(window).map((s) => {
+            const then = snapshotOfPrices(base, timed, s);
+            return canAffordStartAt(then, s, money) ? grantUnits(then, s, money, 'PREPAID', CAP, headroom) : 0;
+          });
           expect(u).toBe(Math.min(...each));
         },
       ),
@@ -96,7 +98,7 @@ describe('the grant while the call rings', () => {
           if (u === 0) return;
           for (const pick of picks) {
             const start = new Date(from.getTime() + Math.floor(pick * ringingMs));
-            expect(canAffordStartAt(rate, start, money)).toBe(true);
+            expect(canAffordStartAt(snapshotOfPrices(base, timed, start), start, money)).toBe(true);
             expect(feeAt(rate, start, u + 2)).toBeLessThanOrEqual(money);
           }
         },
@@ -193,5 +195,19 @@ describe('the grant while the call rings', () => {
     expect(index.mayChangeBetween(['later'], new Date(later.getTime() - 10_000), new Date(later.getTime() + 50_000))).toBe(true);
     expect(index.mayChangeBetween(['plain', 'missing'], from, to)).toBe(false);
     expect(index.mayChangeBetween(['plain', 'timed'], from, to)).toBe(true);
+  });
+
+  it("each start is checked at its own price's free seconds: a day price with 60 free seconds ending at 18:00 does not refuse a call answered after it", () => {
+    // Day (08:00-18:00): 60 a minute with 60 s free; base: 60 a minute, none free. 30 available,
+    // authorized at 17:59:30: answered at 18:00 on the base price, 28 s (30 less the headroom) fit.
+    const day = { connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 60 };
+    const from = new Date('2026-06-03T17:59:30Z');
+    const rate = snapshotOfPrices(
+      { connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 },
+      [{ terms: day, timing: { days: null, start: '08:00:00', end: '18:00:00', holidays: null } }],
+      from,
+    );
+    const window = { from, to: new Date(from.getTime() + 60_000) };
+    expect(grantWhileRinging(rate, window, 30n, 'PREPAID', 14400, 2)).toBe(28);
   });
 });

@@ -53,6 +53,21 @@ describe('timed rates in the rating index', () => {
     expect(snapshotAt(tokyo, new Date('2026-01-05T18:30:00Z')).description).toBe('base');
   });
 
+  it('west of UTC, a holiday window that wraps past midnight is kept in the snapshot the day after the holiday', () => {
+    // Christmas 18:00 to 17:59:59 the next day, Los Angeles time, at 6 a minute; base 60. The call starts
+    // on 12-26 at 16:30 PST (12-27 00:30 UTC), inside the window that began on the holiday.
+    const wrap: RateTiming = { days: null, start: '18:00:00', end: '17:59:59', holidays: 'only' };
+    const idx = RatingIndex.build([rate({}), rate({ rate: 6, description: 'holiday', timing: wrap, timing_key: 'h' })], [carrier], {
+      timeZones: new Map([['pl', 'America/Los_Angeles']]),
+      holidays: ['2025-12-25'],
+    });
+    const at = new Date('2025-12-27T00:30:00Z');
+    const snap = snapshotAt(idx, at);
+    expect(snap.description).toBe('holiday');
+    expect(snap.timed!.holidays).toContain('2025-12-25');
+    expect(callFee(snap, at, 600).fee).toBe(60n);
+  });
+
   it('a snapshot keeps every price of its prefix and carrier, so the call is rated per segment', () => {
     const snap = snapshotAt(index(), MONDAY_1759);
     expect(snap.timed!.prices.map((p) => p.description).sort()).toEqual(['base', 'holiday', 'peak']);

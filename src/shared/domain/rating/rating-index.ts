@@ -272,9 +272,13 @@ export class RatingIndex {
     return { ...rate, timed };
   }
 
-  /** Holiday dates from the day before `at` (UTC date; a zone is at most a day off), at most HOLIDAYS_KEPT. */
+  /**
+   * Holiday dates from two days before `at`'s UTC date, at most HOLIDAYS_KEPT: the local date may be a
+   * day before the UTC date (west of UTC), and a window that wraps past midnight reads the day before
+   * that (the day it started on: Christmas's 18:00-17:59:59 window still applies on the 26th's afternoon).
+   */
   private holidaysFrom(at: Date): string[] {
-    const from = new Date(at.getTime() - 86_400_000).toISOString().slice(0, 10);
+    const from = new Date(at.getTime() - 2 * 86_400_000).toISOString().slice(0, 10);
     return this.holidayList.filter((d) => d >= from).slice(0, HOLIDAYS_KEPT);
   }
 

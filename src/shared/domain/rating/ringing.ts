@@ -50,11 +50,13 @@ export function grantWhileRinging(
   const first = floorSecond(window.from.getTime());
   const last = Math.max(first, floorSecond(window.to.getTime()));
   const timeline = frozenTimeline(timelineOf(rate), first, last + (cap + headroomSeconds + 1) * SECOND);
-  const toStart = Number(normalizeTerms(rate).intervalStart) + 1;
   const fits = (start: number, seconds: number) => segmentedFee(start, seconds, timeline).fee <= money;
+  // The call may start if it pays its first charged increment, past the free seconds of the price in
+  // force at its start (what begin checks on the snapshot it takes then), not of the price at authorization.
+  const toStart = (start: number) => Number(normalizeTerms(timeline.priceAt(start)).intervalStart) + 1;
   let units = cap;
   for (let start = first; start <= last; start += SECOND) {
-    if (!fits(start, toStart)) return 0;
+    if (!fits(start, toStart(start))) return 0;
     if (!fits(start, units + headroomSeconds)) units = largestFitting(units, (u) => fits(start, u + headroomSeconds));
     if (units === 0) return 0;
     // Every later start sees the same one price over the whole call: it would grant the same.
