@@ -218,6 +218,13 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
         reason: result.reason!,
       });
     }
+    // The call will not run: what its authorization holds on the other parties (a reseller's hold, a
+    // slot) goes now, not at its expiry; the proxy's rollback would find nothing to release it by once
+    // the caller holds nothing. Only a refusal the proxy will hear (before the deadline: past it the agent
+    // answers TIMEOUT and the call may run to its grant) about this call's own start (not BUSY, TIMEOUT or
+    // DUPLICATE_TRANSACTION, which leave the call as it was or name another begin of it).
+    if (result.parties && !RELEASE_KEPT.has(result.reason!) && beforeDeadline(ref.deadline))
+      await releaseReservations(deps.ctx.mongo.collections.accounts, result.parties, callId(job.account_tag, job.transaction_tag));
     return refused(result.reason);
   }
   const made = result.inserted.map((e) => ({ account_tag: e.account_tag, entry_id: e.id }));
@@ -234,8 +241,11 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
   });
 }
 
+/** Refusals after which the call's reservations stay: the call may still run, or they are another begin's. */
+const RELEASE_KEPT: ReadonlySet<string> = new Set([Reasons.BUSY, Reasons.TIMEOUT, Reasons.DUPLICATE_TRANSACTION]);
+
 type BeginAttempt =
-  | (OperationResult & { ok: false; refusedBy?: AccountDoc; fenced?: true })
+  | (OperationResult & { ok: false; refusedBy?: AccountDoc; fenced?: true; parties?: string[] })
   | { ok: true; inserted: Array<{ account_tag: string; id: string }>; decided: boolean; entry?: RunningTransaction };
 
 async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAuthorizationRead = true): Promise<BeginAttempt> {
@@ -301,14 +311,9 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAu
     if (result === 'stale') return tryBegin(deps, job, ref, false);
     if (!result.ok) {
       await Promise.all(inserted.map((e) => removeEntry(deps, e.account_tag, e.id)));
-      // The call will not run: what its authorization holds on the other parties (a reseller's hold, a
-      // slot) goes now, not at its expiry; the proxy's rollback would find nothing to release it by once
-      // the caller holds nothing. Not when the refusal is about another begin of this very call.
-      if (!result.fenced && result.reason !== Reasons.TIMEOUT && result.reason !== Reasons.DUPLICATE_TRANSACTION)
-        await releaseReservations(accounts, callParties, call);
       return result.fenced
         ? { ok: false, reason: result.reason, fenced: true }
-        : { ok: false, reason: result.reason, refusedBy: party.account };
+        : { ok: false, reason: result.reason, refusedBy: party.account, parties: callParties };
     }
     inserted.push({ account_tag: party.account.account_tag, id: result.entryId });
     decided = result.decided;

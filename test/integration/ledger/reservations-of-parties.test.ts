@@ -70,6 +70,21 @@ describe('reservations of every party of a call', () => {
     expect(await running('child2')).toEqual([]);
   });
 
+  it("a begin refused after the agent stopped waiting (answered TIMEOUT: the call may still run) keeps the other parties' reservations", async () => {
+    const jobs = callJobs(Date.now());
+    await accounts().updateOne({ account_tag: 'child2' }, { $set: { balance: 10_000n }, $inc: { rev: 1 } });
+    expect(await run(authorize, jobs.authorization('late-refusal', 'child2'))).toMatchObject({ authorized: true });
+    await accounts().updateOne({ account_tag: 'child2' }, { $set: { balance: 0n }, $inc: { rev: 1 } });
+    // The refusal comes past the job's deadline: the agent has answered TIMEOUT ("nothing happened"), and
+    // the proxy lets the call run to its grant; what the grant was sized on stays held.
+    await run(begin, jobs.begin('late-refusal', 'child2', Date.now() - 1));
+    expect((await running('poor')).map((e) => e.transaction_tag)).toEqual(['late-refusal']);
+    await accounts().updateOne(
+      { account_tag: 'poor' },
+      { $pull: { running_transactions: { transaction_tag: 'late-refusal' } }, $inc: { rev: 1 } },
+    );
+  });
+
   it('a call answered after its reservation ran out keeps the hold its grant was sized on, so a second call cannot spend the same hour', async () => {
     const jobs = callJobs(Date.now());
     const first = await run(authorize, jobs.authorization('late-1', 'limited'));

@@ -60,4 +60,20 @@ describe('spending in the rolling windows', () => {
     // Today's call: 70 charged 5 h ago, lowered by 20 half an hour ago: 50 in the day, nothing in the hour.
     expect(await spent('c')).toEqual({ hour: 0n, day: 50n });
   });
+
+  it('a credit reverses only debits applied before it: a rerating that lowered a fee, then one that raised it, leaves the raise counted', async () => {
+    await ctx.mongo.collections.ledger.insertMany([
+      entry('d', 'charge', -100n, 'w', ago(26)),
+      entry('d', 'rerate', 30n, 'w', ago(2.25)),
+      entry('d', 'rerate', -50n, 'w', ago(2)),
+    ]);
+    // Today: the lowering reverses yesterday's charge (out of the windows), the raise 2 h ago counts 50.
+    expect(await spent('d')).toEqual({ hour: 0n, day: 50n });
+    await ctx.mongo.collections.ledger.insertMany([
+      entry('e', 'charge', -100n, 'v', ago(0.9)),
+      entry('e', 'rerate', 30n, 'v', ago(0.6)),
+      entry('e', 'rerate', -50n, 'v', ago(0.5)),
+    ]);
+    expect(await spent('e')).toEqual({ hour: 120n, day: 120n });
+  });
 });

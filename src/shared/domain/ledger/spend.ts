@@ -47,8 +47,8 @@ export async function spentInWindows(
     if (at > hourStart) spent.hour += amount;
   };
   // Each record's debits within the day (its charge, a rerating that raised it), newest first, with
-  // what a credit has not reversed yet: a credit reverses the latest first (a rerating lowering a fee
-  // undoes the raise before it), and never more than they counted.
+  // what a credit has not reversed yet: a credit reverses the latest applied before it first (a rerating
+  // lowering a fee undoes the raise before it), and never more than they counted.
   const debits = new Map<string, Array<{ at: number; left: bigint }>>();
   for (const c of changes) {
     if (c.amount >= 0n || c.ref === null || (c.kind !== 'charge' && c.kind !== 'rerate') || c.at.getTime() <= dayStart) continue;
@@ -66,6 +66,8 @@ export async function spentInWindows(
     let credit = c.amount;
     for (const debit of c.ref === null ? [] : (debits.get(c.ref) ?? [])) {
       if (credit === 0n) break;
+      // A credit reverses what was charged before it, never a raise that came after it.
+      if (debit.at > c.at.getTime()) continue;
       const taken = credit < debit.left ? credit : debit.left;
       debit.left -= taken;
       credit -= taken;
