@@ -17,6 +17,8 @@ import { workUnderWay } from './deletion-checks';
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const outsideInt64 = (amount: bigint) => amount < INT64_MIN || amount > INT64_MAX;
+/** Two balances that each fit may be further apart than one ledger entry holds (it would be written wrapped). */
+const TOO_FAR = 'is further from the current balance than one 64-bit adjustment holds: set it in two steps';
 
 /** Parent accounts, named by tag (`linked_accounts`) or by id (`linked_accountsIds`, react-admin). */
 export type LinkedAccountsRef = { tags: string[] } | { ids: string[] };
@@ -216,8 +218,7 @@ export class AccountStore {
     // A new balance is a ledger adjustment by the difference, made after the other fields.
     if (balance === undefined) return this.updateFields(current, linked, fields);
     // Refused before anything is written (setBalance checks again against the balance it reads).
-    if (outsideInt64(balance - current.balance))
-      throw badInput('balance', 'is further from the current balance than one 64-bit adjustment holds: set it in two steps');
+    if (outsideInt64(balance - current.balance)) throw badInput('balance', TOO_FAR);
     const updated = await this.updateFields(current, linked, fields);
     return this.setBalance(updated.account_tag, balance, 'updateAccount');
   }
@@ -392,9 +393,7 @@ export class AccountStore {
       if (!current) throw notFound('account');
       const op = opFor(current.balance);
       if (op.amount === 0n) return (await this.collections.accounts.findOne({ account_tag: accountTag }))!;
-      // Two balances that each fit may be further apart than a ledger entry holds (it would be written wrapped).
-      if (outsideInt64(op.amount))
-        throw badInput(field, 'is further from the current balance than one 64-bit adjustment holds: set it in two steps');
+      if (outsideInt64(op.amount)) throw badInput(field, TOO_FAR);
       const updated = await applyAt(this.collections, op, current.ledger_rev ?? null, guard);
       if (updated) return (await this.collections.accounts.findOne({ account_tag: accountTag })) ?? updated;
       if (!(await exists(this.collections.accounts, { account_tag: accountTag, ...guard }))) {

@@ -14,6 +14,7 @@ import {
 } from './routing';
 import { termsOf, versionOf } from './terms';
 import { copyTiming, specificity, timingMatches, type Holidays } from './timing';
+import { firstIndexAfter } from './sorted';
 
 interface IndexedRate {
   doc: PricelistRateDoc;
@@ -89,18 +90,6 @@ function mostSpecific<T extends IndexedRate & { pricelistRank: number }>(found: 
     if (!kept || r.rank > kept.rank) best.set(key, r);
   }
   return found.filter((r) => best.get(`${r.pricelistRank}/${r.carrier.carrier_tag}`) === r);
-}
-
-/** The first of the sorted `values` greater than `after`. */
-function firstAfter(values: readonly number[], after: number): number | undefined {
-  let lo = -1;
-  let hi = values.length;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (values[mid] > after) hi = mid;
-    else lo = mid;
-  }
-  return values[hi];
 }
 
 /** A pricelist the query names but the index does not hold (no rates, or none with an active carrier). */
@@ -192,7 +181,7 @@ export class RatingIndex {
       const pl = this.pricelists.get(tag);
       if (!pl) continue;
       if (pl.timed) return true;
-      const next = firstAfter(pl.validityEdges, from.getTime());
+      const next = pl.validityEdges[firstIndexAfter(pl.validityEdges, from.getTime())];
       if (next !== undefined && next <= to.getTime()) return true;
     }
     return false;

@@ -1,4 +1,4 @@
-import type { AccountType, RateSnapshot } from '../types';
+import type { AccountType, RateSnapshot, TimedPrices } from '../types';
 import { largestFitting } from './units';
 import { frozenTimeline, segmentedFee } from './segments';
 import { canAffordStartAt, feeAt, grantUnits, isTimed, timelineOf } from './tariff';
@@ -29,6 +29,16 @@ const SECOND = 1000;
 const floorSecond = (ms: number) => Math.floor(ms / SECOND) * SECOND;
 
 /**
+ * The first and last whole-second starts of `window`, and the timed rate's prices read once over the
+ * reach of a call of up to `seconds` from any of them.
+ */
+function startsOf(rate: RateSnapshot & { timed: TimedPrices }, window: AnswerWindow, seconds: number) {
+  const first = floorSecond(window.from.getTime());
+  const last = Math.max(first, floorSecond(window.to.getTime()));
+  return { first, last, timeline: frozenTimeline(timelineOf(rate), first, last + (seconds + 1) * SECOND) };
+}
+
+/**
  * The units to grant a party with `money` (its available balance, or the room its spend limits leave,
  * read as prepaid) on `rate`, whenever in `window` the call is answered: the least over those starts of
  * what a call starting then may last (0 where it may not start at all: a prepaid start needs its connect
@@ -47,9 +57,7 @@ export function grantWhileRinging(
       ? 0
       : grantUnits(rate, start, money, accountType, cap, headroomSeconds);
   if (rate === null || !isTimed(rate) || accountType === 'POSTPAID' || money < 0n) return at(window.from);
-  const first = floorSecond(window.from.getTime());
-  const last = Math.max(first, floorSecond(window.to.getTime()));
-  const timeline = frozenTimeline(timelineOf(rate), first, last + (cap + headroomSeconds + 1) * SECOND);
+  const { first, last, timeline } = startsOf(rate, window, cap + headroomSeconds);
   const fits = (start: number, seconds: number) => segmentedFee(start, seconds, timeline).fee <= money;
   // The call may start if it pays its first charged increment, past the free seconds of the price in
   // force at its start (what begin checks on the snapshot it takes then), not of the price at authorization.
@@ -68,9 +76,7 @@ export function grantWhileRinging(
 /** The most a call of `seconds` on `rate` may cost, whenever in `window` it is answered (a hold sized for it). */
 export function dearestFeeWhileRinging(rate: RateSnapshot, window: AnswerWindow, seconds: number): bigint {
   if (!isTimed(rate)) return feeAt(rate, window.from, seconds);
-  const first = floorSecond(window.from.getTime());
-  const last = Math.max(first, floorSecond(window.to.getTime()));
-  const timeline = frozenTimeline(timelineOf(rate), first, last + (seconds + 1) * SECOND);
+  const { first, last, timeline } = startsOf(rate, window, seconds);
   let dearest = 0n;
   for (let start = first; start <= last; start += SECOND) {
     const fee = segmentedFee(start, seconds, timeline).fee;

@@ -2,6 +2,7 @@ import type { RateTerms } from '../types';
 import { ceilDiv } from './fee';
 import { largestFitting } from './units';
 import { normalizeTerms } from './terms';
+import { firstIndexAfter } from './sorted';
 
 /**
  * Rating a call that crosses a price boundary (issue 34: peak and off-peak), each part at the price in
@@ -130,16 +131,7 @@ export function frozenTimeline<P extends RateTerms>(timeline: PriceTimeline<P>, 
   /** Where the last stretch ends: the first boundary past `until`. */
   const end = at;
   /** The index of the last stretch starting at or before `at` (-1: before `from`). */
-  const stretch = (at: number) => {
-    let lo = -1;
-    let hi = starts.length;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if (starts[mid] <= at) lo = mid;
-      else hi = mid;
-    }
-    return lo;
-  };
+  const stretch = (at: number) => firstIndexAfter(starts, at) - 1;
   return {
     priceAt: (at) => {
       const i = at > until ? -1 : stretch(at);
