@@ -1,13 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { buildApi } from '../../../src/api/app';
-import { AppContext, createContext } from '../../../src/shared/domain/context';
-import { createLogger } from '../../../src/shared/infra/logger';
-import { stopChild } from '../../../src/shared/infra/services/redis-server';
-import { serverUrls, testConfig } from '../../support/harness';
-import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
+import { OwnMongo } from '../../support/own-mongo';
 
 /**
  * The management API while MongoDB is unreachable: a clear answer saying to try again, never a 500 with
@@ -15,36 +8,24 @@ import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
  * token up), except the bootstrap token of RATING_TOKENS, which lets a request reach its resolvers.
  */
 describe('the API while MongoDB is unreachable', () => {
-  let dir: string;
-  let mongo: MongoProcess | undefined;
-  let ctx: AppContext | undefined;
+  let own: OwnMongo | undefined;
   let app: FastifyInstance | undefined;
   let url: string;
   const secret = 'bootstrap-secret-0123456789abcdef';
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'rating-api-unreachable-'));
-    mongo = await startH2MongoServer(path.join(dir, 'db.mv'));
-    const config = testConfig({
-      MONGO_URL: mongo.url,
+    own = await OwnMongo.start('rating-api-unreachable-', {
       API_MONGO_POOL_SIZE: '0',
       AUTH_CACHE_MS: '0',
       RATING_TOKENS: `ops:read+write:${secret}`,
     });
-    ctx = await createContext(config, { mongoUrl: mongo.url, redisUrl: serverUrls().redisUrl }, createLogger(config, 'test'));
-    app = await buildApi(ctx);
+    app = await buildApi(own.ctx);
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   }, 180000);
 
   afterAll(async () => {
     await app?.close();
-    if (ctx) {
-      const keys = await ctx.redis.keys(`${ctx.config.queuePrefix}:*`);
-      if (keys.length > 0) await ctx.redis.del(...keys);
-      await ctx.close().catch(() => undefined);
-    }
-    if (mongo) await stopChild(mongo.child);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await own?.close();
   });
 
   const query = async (token: string, body: string) => {
@@ -58,7 +39,7 @@ describe('the API while MongoDB is unreachable', () => {
 
   it('answers a token it must look up with 503 and what to do, and a resolver that cannot read with a clear error', async () => {
     expect((await query(secret, '{ allAccounts { id } }')).status).toBe(200);
-    await stopChild(mongo!.child);
+    await own!.stop();
 
     const lookedUp = await query('a-token-stored-in-mongodb', '{ allAccounts { id } }');
     expect(lookedUp).toMatchObject({ status: 503, retryAfter: '5' });

@@ -1,13 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { buildApi } from '../../../src/api/app';
-import { AppContext, createContext } from '../../../src/shared/domain/context';
-import { createLogger } from '../../../src/shared/infra/logger';
-import { stopChild } from '../../../src/shared/infra/services/redis-server';
-import { graphql, serverUrls, testConfig } from '../../support/harness';
-import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
+import { graphql } from '../../support/harness';
+import { OwnMongo } from '../../support/own-mongo';
 
 /**
  * The console's uploads (rate decks, CDR files) while MongoDB is unreachable: a clear 503 saying what to
@@ -15,18 +9,13 @@ import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
  * been sent. The API runs against a MongoDB-wire server of its own, stopped and restarted here.
  */
 describe('uploads while MongoDB is unreachable', () => {
-  let dir: string;
-  let mongo: MongoProcess | undefined;
-  let ctx: AppContext | undefined;
+  let own: OwnMongo | undefined;
   let app: FastifyInstance | undefined;
   let url: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'rating-uploads-unavailable-'));
-    mongo = await startH2MongoServer(path.join(dir, 'db.mv'));
-    const config = testConfig({ MONGO_URL: mongo.url, API_MONGO_POOL_SIZE: '0' });
-    ctx = await createContext(config, { mongoUrl: mongo.url, redisUrl: serverUrls().redisUrl }, createLogger(config, 'test'));
-    app = await buildApi(ctx);
+    own = await OwnMongo.start('rating-uploads-unavailable-', { API_MONGO_POOL_SIZE: '0' });
+    app = await buildApi(own.ctx);
     url = await app.listen({ host: '127.0.0.1', port: 0 });
     const seeded = await graphql(
       url,
@@ -46,13 +35,7 @@ describe('uploads while MongoDB is unreachable', () => {
 
   afterAll(async () => {
     await app?.close();
-    if (ctx) {
-      const keys = await ctx.redis.keys(`${ctx.config.queuePrefix}:*`);
-      if (keys.length > 0) await ctx.redis.del(...keys);
-      await ctx.close().catch(() => undefined);
-    }
-    if (mongo) await stopChild(mongo.child);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await own?.close();
   });
 
   const post = async (pathAndQuery: string, body: string) => {
@@ -68,7 +51,7 @@ describe('uploads while MongoDB is unreachable', () => {
     'transaction_tag,account_tag,source,destination,timestamp_begin,timestamp_end\nc1,alice,1,44,2026-01-01T00:00:00Z,2026-01-01T00:01:00Z\n';
 
   it('answers 503 with what to do, not a 500; the deck applies in full once the store is back', async () => {
-    await stopChild(mongo!.child);
+    await own!.stop();
 
     const deckAnswer = await post('/v1/rate-decks?pricelist_tag=retail&carrier_tag=acme&effective=2026-01-01T00:00:00Z', deck);
     expect(deckAnswer).toMatchObject({ status: 503, retryAfter: '5', body: { errors: [{ extensions: { code: 'INTERNAL_ERROR' } }] } });
@@ -80,7 +63,7 @@ describe('uploads while MongoDB is unreachable', () => {
     expect(importAnswer).toMatchObject({ status: 503, retryAfter: '5' });
     expect(JSON.stringify(importAnswer.body)).toMatch(/unreachable.*(upload the file again|nothing was done; try again)/);
 
-    mongo = await startH2MongoServer(path.join(dir, 'db.mv'), mongo!.port);
+    await own!.restart();
     let again = await post('/v1/rate-decks?pricelist_tag=retail&carrier_tag=acme&effective=2026-01-01T00:00:00Z', deck);
     for (let i = 0; again.status === 503 && i < 60; i++) {
       await new Promise((resolve) => setTimeout(resolve, 500));

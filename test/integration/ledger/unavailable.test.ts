@@ -1,14 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { buildAgent } from '../../../src/agent/app';
-import { AppContext, createContext } from '../../../src/shared/domain/context';
-import { createLogger } from '../../../src/shared/infra/logger';
-import { stopChild } from '../../../src/shared/infra/services/redis-server';
+import type { AppContext } from '../../../src/shared/domain/context';
 import { waitFor } from '../../support/agent-harness';
-import { serverUrls, testConfig } from '../../support/harness';
-import { MongoProcess, startH2MongoServer } from '../../support/mongo-process';
+import { OwnMongo } from '../../support/own-mongo';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';
 import { account, perSecondRating, seed } from '../../support/seed';
 import { callQueueIdle } from '../../support/call-slots';
@@ -19,37 +13,28 @@ import { callQueueIdle } from '../../support/call-slots';
  * and a worker process run against a MongoDB-wire server of their own, stopped and restarted here.
  */
 describe('agent while MongoDB is unreachable', () => {
-  let dir: string;
-  let mongo: MongoProcess | undefined;
+  let own: OwnMongo | undefined;
   let ctx: AppContext | undefined;
   let app: FastifyInstance | undefined;
   let worker: WorkerProcess | undefined;
   let url: string;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'rating-unavailable-'));
-    mongo = await startH2MongoServer(path.join(dir, 'db.mv'));
-    const config = testConfig({ MONGO_URL: mongo.url, AGENT_TIMEOUT_MS: '1500', JOB_LOCK_MS: '2000', LONG_CALL_SCAN_SECONDS: '2' });
-    ctx = await createContext(config, { mongoUrl: mongo.url, redisUrl: serverUrls().redisUrl }, createLogger(config, 'test'));
+    own = await OwnMongo.start('rating-unavailable-', { AGENT_TIMEOUT_MS: '1500', JOB_LOCK_MS: '2000', LONG_CALL_SCAN_SECONDS: '2' });
+    ctx = own.ctx;
     await seed(ctx, {
       ...perSecondRating(),
       accounts: [account('cust', { balance: 1000n, linked_accounts: ['parent'] }), account('parent', { balance: 1000n })],
     });
     app = await buildAgent(ctx);
     url = await app.listen({ host: '127.0.0.1', port: 0 });
-    worker = await startWorkerProcess(config, { MONGO_URL: mongo.url });
+    worker = await startWorkerProcess(own.config, { MONGO_URL: own.url });
   }, 180000);
 
   afterAll(async () => {
     await worker?.kill();
     await app?.close();
-    if (ctx) {
-      const keys = await ctx.redis.keys(`${ctx.config.queuePrefix}:*`);
-      if (keys.length > 0) await ctx.redis.del(...keys);
-      await ctx.close().catch(() => undefined);
-    }
-    if (mongo) await stopChild(mongo.child);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await own?.close();
   });
 
   const begin = async (tag: string) => {
@@ -63,12 +48,12 @@ describe('agent while MongoDB is unreachable', () => {
 
   it('answers UNAVAILABLE, not a 500, and applies nothing', async () => {
     expect(await begin('before')).toMatchObject({ status: 200, body: { ok: true, reason: null } });
-    await stopChild(mongo!.child);
+    await own!.stop();
 
     // The agent cannot record the begin abandoned: it cannot promise that nothing happened (issue 37).
     expect(await begin('during')).toMatchObject({ status: 200, body: { ok: false, reason: 'OUTCOME_UNKNOWN' } });
 
-    mongo = await startH2MongoServer(path.join(dir, 'db.mv'), mongo!.port);
+    await own!.restart();
     // The worker and the agent reconnect by themselves.
     let n = 0;
     await waitFor(async () => (await begin(`after${n++}`)).body.ok, 'a begin accepted again', 60000);
@@ -115,9 +100,9 @@ describe('agent while MongoDB is unreachable', () => {
       i % 2 === 0 ? post('/v1/record_transaction', recordBody(tag)) : post('/v1/begin_transaction', beginBody(tag)),
     );
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await stopChild(mongo!.child);
+    await own!.stop();
     await new Promise((resolve) => setTimeout(resolve, 800));
-    mongo = await startH2MongoServer(path.join(dir, 'db.mv'), mongo!.port);
+    await own!.restart();
     const results = await Promise.all(answers);
     // The workers and the sweep settle everything (takeover: 2 x JOB_LOCK_MS + 5 s past each deadline).
     await new Promise((resolve) => setTimeout(resolve, 12_000));

@@ -44,6 +44,11 @@ const timing = fc.tuple(fc.integer({ min: -180, max: 180 }), fc.integer({ min: 1
   holidays: null,
 }));
 
+/** One or two timed prices beside the base. */
+const timedPrices = fc.array(fc.record({ terms, timing }), { minLength: 1, maxLength: 2 });
+/** When the call is authorized: ms from 18:00, four minutes before to two after. */
+const authorizedAt = fc.integer({ min: -240_000, max: 120_000 });
+
 /** Every whole-second start in the window, the brute force the grant must equal. */
 function wholeSeconds(window: AnswerWindow): Date[] {
   const out: Date[] = [];
@@ -59,8 +64,8 @@ describe('the grant while the call rings', () => {
     fc.assert(
       fc.property(
         terms,
-        fc.array(fc.record({ terms, timing }), { minLength: 1, maxLength: 2 }),
-        fc.integer({ min: -240_000, max: 120_000 }),
+        timedPrices,
+        authorizedAt,
         fc.integer({ min: 0, max: 20 }),
         fc.bigInt({ min: 0n, max: 3000n }),
         fc.integer({ min: 0, max: 3 }),
@@ -85,8 +90,8 @@ describe('the grant while the call rings', () => {
     fc.assert(
       fc.property(
         terms,
-        fc.array(fc.record({ terms, timing }), { minLength: 1, maxLength: 2 }),
-        fc.integer({ min: -240_000, max: 120_000 }),
+        timedPrices,
+        authorizedAt,
         fc.integer({ min: 0, max: 90_000 }),
         fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 8 }),
         fc.bigInt({ min: 0n, max: 3000n }),
@@ -109,23 +114,16 @@ describe('the grant while the call rings', () => {
 
   it('a window of one instant, a one-price rate and a postpaid account grant what a call starting at authorization does', () => {
     fc.assert(
-      fc.property(
-        terms,
-        fc.record({ terms, timing }),
-        fc.integer({ min: -240_000, max: 120_000 }),
-        fc.bigInt({ min: -5n, max: 3000n }),
-        (base, peak, offset, money) => {
-          const from = new Date(nearSix + offset);
-          const timedRate = snapshotOfPrices(base, [peak], from);
-          const today = (rate: RateSnapshot) =>
-            canAffordStartAt(rate, from, money) ? grantUnits(rate, from, money, 'PREPAID', CAP, 2) : 0;
-          expect(grantWhileRinging(timedRate, { from, to: from }, money, 'PREPAID', CAP, 2)).toBe(today(timedRate));
-          const onePrice = snapshotOfPrices(base, [], from);
-          const ringing = { from, to: new Date(from.getTime() + 60_000) };
-          expect(grantWhileRinging(onePrice, ringing, money, 'PREPAID', CAP, 2)).toBe(today(onePrice));
-          expect(grantWhileRinging(timedRate, ringing, money, 'POSTPAID', CAP, 2)).toBe(CAP);
-        },
-      ),
+      fc.property(terms, fc.record({ terms, timing }), authorizedAt, fc.bigInt({ min: -5n, max: 3000n }), (base, peak, offset, money) => {
+        const from = new Date(nearSix + offset);
+        const timedRate = snapshotOfPrices(base, [peak], from);
+        const today = (rate: RateSnapshot) => (canAffordStartAt(rate, from, money) ? grantUnits(rate, from, money, 'PREPAID', CAP, 2) : 0);
+        expect(grantWhileRinging(timedRate, { from, to: from }, money, 'PREPAID', CAP, 2)).toBe(today(timedRate));
+        const onePrice = snapshotOfPrices(base, [], from);
+        const ringing = { from, to: new Date(from.getTime() + 60_000) };
+        expect(grantWhileRinging(onePrice, ringing, money, 'PREPAID', CAP, 2)).toBe(today(onePrice));
+        expect(grantWhileRinging(timedRate, ringing, money, 'POSTPAID', CAP, 2)).toBe(CAP);
+      }),
       { numRuns: 150 },
     );
   });
@@ -134,8 +132,8 @@ describe('the grant while the call rings', () => {
     fc.assert(
       fc.property(
         terms,
-        fc.array(fc.record({ terms, timing }), { minLength: 1, maxLength: 2 }),
-        fc.integer({ min: -240_000, max: 120_000 }),
+        timedPrices,
+        authorizedAt,
         fc.integer({ min: 0, max: 20 }),
         fc.integer({ min: 0, max: 900 }),
         (base, timed, offset, ringing, seconds) => {
