@@ -91,6 +91,24 @@ describe('authentication and scopes (RATING_TOKENS)', () => {
     expect((await fetch(url, { headers: bearer(tokens.reader) })).status).toBe(200);
   });
 
+  it('refuses HEAD on /graphql (Fastify would run it as a GET without the GET checks): a read token cannot mutate through it', async () => {
+    const mutation = 'mutation { createCarrier(carrier_tag: "head-made", host: "10.0.0.9", port: 5060) { id } }';
+    const url = `${apiUrl}/graphql?query=${encodeURIComponent(mutation)}`;
+    for (const token of [tokens.reader, tokens.writer]) {
+      const response = await fetch(url, { method: 'HEAD', headers: bearer(token) });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('GET, POST');
+    }
+    const agentHead = await fetch(`${agentUrl}/graphql?query=${encodeURIComponent('{ version }')}`, {
+      method: 'HEAD',
+      headers: bearer(tokens.switch),
+    });
+    expect(agentHead.status).toBe(405);
+    const { body } = await graphql(apiUrl, '{ Carrier(carrier_tag: "head-made") { id } }', undefined, bearer(tokens.reader));
+    expect(body.data).toEqual({ Carrier: null });
+    expect((await fetch(`${apiUrl}/health`, { method: 'HEAD' })).status).toBe(200);
+  });
+
   it('keeps the agent for `agent` tokens, on GraphQL and REST', async () => {
     expect((await graphql(agentUrl, '{ version }', undefined, bearer(tokens.switch))).status).toBe(200);
     expect((await graphql(agentUrl, '{ version }', undefined, bearer(tokens.writer))).status).toBe(403);

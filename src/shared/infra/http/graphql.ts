@@ -138,6 +138,12 @@ export async function registerGraphql<Extra extends object = Record<string, neve
   modules: SchemaModule[],
   extraContext?: Extra,
 ): Promise<void> {
+  // Fastify answers HEAD on every GET route by running the GET handler, and Mercurius keeps its GET
+  // rules (queries only, the query string read) for GET alone: a HEAD with a mutation in its query
+  // string would run it, past the scope check that reads a HEAD's (absent) body. Nothing to fetch.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method === 'HEAD' && request.routeOptions.url === GRAPHQL_PATH) return reply.code(405).header('allow', 'GET, POST').send();
+  });
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.url === GRAPHQL_PATH) checkRequest(request);
   });
