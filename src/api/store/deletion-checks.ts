@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { OutcomeDoc } from '../../shared/domain/calls/decisions';
-import { ROLLBACK_OUTCOMES, UNSETTLED_RECORDS, type Collections } from '../../shared/domain/store';
+import { UNDONE_ROLLBACKS, UNSETTLED_RECORDS, type Collections } from '../../shared/domain/store';
 import type { ImportBatchDoc } from '../../shared/domain/ledger/batches';
 import { exists } from './documents';
 
@@ -17,12 +17,7 @@ export async function workUnderWay(collections: Collections, accountTag: string)
   // A rerating's intent is finished against the account found by tag (docs/RERATING.md).
   if (await exists(collections.transactions, { account_tag: accountTag, rerate: { $ne: null } }))
     return 'one of its calls is being rerated';
-  const rollbackPending: Filter<OutcomeDoc> = {
-    ...ROLLBACK_OUTCOMES,
-    state: 'done',
-    applied_at: { $exists: false },
-    'targets.account_tag': accountTag,
-  };
+  const rollbackPending: Filter<OutcomeDoc> = { ...UNDONE_ROLLBACKS, 'targets.account_tag': accountTag };
   if (await exists(collections.outcomes, rollbackPending)) return 'a rollback answered ok is not carried out on it yet';
   const batches = collections.importBatches;
   if (await exists(batches, { settle_pending: true, 'debits.account_tag': accountTag } as Filter<ImportBatchDoc>))

@@ -1,8 +1,9 @@
 import type { Filter } from 'mongodb';
-import type { TransactionDoc } from '../../shared/domain/types';
+import { sameTerms } from '../../shared/domain/rating';
+import type { RateSnapshot, TransactionDoc } from '../../shared/domain/types';
 import { badInput } from '../../shared/infra/errors';
-import type { Collections } from '../../shared/domain/store';
-import { countMatching, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
+import { UNDONE_ROLLBACKS, type Collections } from '../../shared/domain/store';
+import { countMatching, exists, findPage, insertNew, type ListWindow, type ReadLimits } from './documents';
 import { notFound, rethrowDuplicate } from './errors';
 import { allOf, idConditions, matchAny, matchValue, MAX_SEARCH_LENGTH, rangeConditions, textSearch } from './query';
 import type { References } from './references';
@@ -109,7 +110,8 @@ export class TransactionStore {
     const current = await this.find(key);
     if (!current) throw notFound('transaction');
     if (Object.keys(patch).length === 0) return current;
-    if (current.state !== undefined) refuseEngineChange(current, patch);
+    if (current.state !== undefined) patch = withoutKeptFields(current, patch);
+    if (Object.keys(patch).length === 0) return current;
     // A rerating's intent: its fee is about to change, and the edit would write the one read back.
     if (current.rerate) throw badInput('transaction', 'the engine is rerating this call: try again in a moment');
     if (patch.account_tag !== undefined && patch.account_tag !== current.account_tag) {
@@ -140,15 +142,22 @@ export class TransactionStore {
 
   async delete(key: TransactionKey): Promise<TransactionDoc> {
     for (const query of keyQueries(key)) {
+      const record = await this.collections.transactions.findOne(query, { projection: { state: 1, rerate: 1 } });
+      if (!record) continue;
+      // A rollback answered ok refunds the records it was decided on, found by _id: one whose worker
+      // died before the refund leaves the record charged until the recovery sweep carries it out, and
+      // deleting it then would lose the refund (the check an account's deletion makes, deletion-checks.ts).
+      if (await exists(this.collections.outcomes, { ...UNDONE_ROLLBACKS, 'targets.record_id': record._id }))
+        throw badInput('transaction', 'a rollback answered ok has still to refund this call: try again in a moment');
       // Not while the engine is charging, refunding or rerating it: that work would find nothing (a
       // rollback answered ok would never refund) or move money for a record that is gone.
       const deleted = await this.collections.transactions.findOneAndDelete({
-        ...query,
+        _id: record._id,
         state: { $nin: ['pending', 'rolling_back'] },
         rerate: { $in: [null] },
       });
       if (deleted) return deleted;
-      const busy = await this.collections.transactions.findOne(query, { projection: { state: 1, rerate: 1 } });
+      const busy = await this.collections.transactions.findOne({ _id: record._id }, { projection: { state: 1, rerate: 1 } });
       if (busy)
         throw badInput(
           'transaction',
@@ -180,14 +189,33 @@ const ENGINE_KEPT: ReadonlyArray<keyof TransactionPatch> = [
   'carrier_ip',
 ];
 
-function refuseEngineChange(current: TransactionDoc, patch: TransactionPatch): void {
+/**
+ * The patch without the kept fields, which must be what they are: a client sends a whole record back
+ * (react-admin's edit), and the engine's own values stay as it wrote them (a rate snapshot keeps its
+ * timed prices, which the API's input cannot spell).
+ */
+function withoutKeptFields(current: TransactionDoc, patch: TransactionPatch): TransactionPatch {
+  const rest: TransactionPatch = { ...patch };
   for (const field of ENGINE_KEPT) {
-    if (!(field in patch) || sameValue(patch[field], current[field])) continue;
-    throw badInput(
-      field,
-      'cannot change on a record the engine charged: its refund and rerating move what it was charged (rerate or roll back instead)',
-    );
+    if (!(field in patch)) continue;
+    const same =
+      field === 'destination_rate'
+        ? sameSnapshot(patch.destination_rate, current.destination_rate)
+        : sameValue(patch[field], current[field]);
+    if (!same)
+      throw badInput(
+        field,
+        'cannot change on a record the engine charged: its refund and rerating move what it was charged (rerate or roll back instead)',
+      );
+    delete rest[field];
   }
+  return rest;
+}
+
+/** The same rate as far as the API can say it: tags, prefix, terms and description, whatever the key order. */
+function sameSnapshot(a: RateSnapshot | null | undefined, b: RateSnapshot | null | undefined): boolean {
+  if (!a || !b) return (a ?? null) === (b ?? null);
+  return a.pricelist_tag === b.pricelist_tag && a.carrier_tag === b.carrier_tag && a.prefix === b.prefix && sameTerms(a, b);
 }
 
 const sameValue = (a: unknown, b: unknown): boolean =>

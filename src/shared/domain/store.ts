@@ -64,6 +64,9 @@ export async function connectMongo(url: string, dbName: string, options: MongoPo
  */
 export const ROLLBACK_OUTCOMES = { op: 'rollback' } as const;
 
+/** Rollbacks answered ok whose refunds and removals are not all made yet (their worker slow or killed). */
+export const UNDONE_ROLLBACKS = { ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false } } as const;
+
 /**
  * Records in the states they leave within seconds unless their work was interrupted (the recovery
  * sweep's read): the filter of their partial index below, and the sweep's query itself.

@@ -2,7 +2,7 @@ import { callId, TransactionDoc } from '../../shared/domain/types';
 import { batchDebitState, BatchDebitState } from '../../shared/domain/ledger';
 import { fenceJobs, type RollbackTarget } from '../../shared/domain/calls/decisions';
 import { beforeDeadline, done, type OperationResult, Reasons, refused, type RollbackJob } from '../../shared/domain/calls';
-import { ROLLBACK_OUTCOMES } from '../../shared/domain/store';
+import { ROLLBACK_OUTCOMES, UNDONE_ROLLBACKS } from '../../shared/domain/store';
 import { removeEntry } from './entries';
 import { decideByDeadline, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';
@@ -140,7 +140,7 @@ export async function applyRollback(
  */
 export async function finishPendingRollbacks(deps: TransactionDeps, callerTag: string, tag: string): Promise<number> {
   const pending = await deps.ctx.mongo.collections.outcomes
-    .find({ account_tag: callerTag, transaction_tag: tag, ...ROLLBACK_OUTCOMES, state: 'done', applied_at: { $exists: false } })
+    .find({ account_tag: callerTag, transaction_tag: tag, ...UNDONE_ROLLBACKS })
     .toArray();
   for (const doc of pending) await applyRollback(deps, doc._id, doc.targets ?? []);
   return pending.length;
@@ -160,9 +160,7 @@ const BATCH_POLL_MS = 100;
 /** The recovery sweep's part for rollback: rollbacks decided 'done' before `cutoff` and never carried out are carried out. */
 export async function finishDecidedRollbacks(deps: TransactionDeps, cutoff: number): Promise<number> {
   const cursor = deps.ctx.mongo.collections.outcomes.find({
-    ...ROLLBACK_OUTCOMES,
-    state: 'done',
-    applied_at: { $exists: false },
+    ...UNDONE_ROLLBACKS,
     at: { $lt: new Date(cutoff) },
   });
   let finished = 0;

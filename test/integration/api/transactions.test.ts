@@ -1,4 +1,5 @@
 import { ApiHarness, expectError, startApi } from './api-harness';
+import { snapshotOf } from '../../../src/shared/domain/rating';
 
 const FIELDS = `id transaction_tag account_tag source source_ip destination carrier_ip tags authorized unauthorized_reason
   destination_rate { pricelist_tag carrier_tag prefix connect_fee rate rate_increment interval_start description }
@@ -237,6 +238,55 @@ describe('API transactions', () => {
       const id = await engineRecord(`e-del-${state}-${Object.keys(extra).length}`, state as 'pending', extra);
       expectError(await api.gql(`mutation { deleteTransaction(id: "${id}") { id } }`), 'BAD_USER_INPUT');
       expect(await api.ctx.mongo.collections.transactions.findOne({ _id: id })).not.toBeNull();
+    });
+
+    it('refuses to delete one a rollback answered ok has still to refund (its worker died before the refund)', async () => {
+      const id = await engineRecord('e-del-rollback', 'charged');
+      const rollback = {
+        _id: 'rollback-job-e-del',
+        op: 'rollback',
+        state: 'done' as const,
+        account_tag: 'acc',
+        transaction_tag: 'e-del-rollback',
+        result: null,
+        targets: [{ account_tag: 'acc', record_id: id }],
+        at: new Date(),
+      };
+      await api.ctx.mongo.collections.outcomes.insertOne(rollback);
+      const refused = await api.gql(`mutation { deleteTransaction(id: "${id}") { id } }`);
+      expect(expectError(refused, 'BAD_USER_INPUT', 'transaction').message).toContain('rollback');
+      expect(await api.ctx.mongo.collections.transactions.findOne({ _id: id })).not.toBeNull();
+      // Carried out, the record goes like any other.
+      await api.ctx.mongo.collections.outcomes.updateOne({ _id: rollback._id }, { $set: { applied_at: new Date() } });
+      expect((await api.ok(`mutation { deleteTransaction(id: "${id}") { id } }`)).deleteTransaction).toEqual({ id });
+    });
+
+    it('takes back an engine rate snapshot unchanged as the console or react-admin send it (another key order, no timed prices)', async () => {
+      const snapshot = snapshotOf({
+        pricelist_tag: 'pl',
+        carrier_tag: 'cr',
+        prefix: '44',
+        description: 'UK',
+        connect_fee: 5,
+        rate: 20,
+        rate_increment: 60,
+        interval_start: 0,
+        timed: { time_zone: 'Europe/London', prices: [], holidays: [] },
+      });
+      const id = await engineRecord('e-upd-same-rate', 'charged', { destination_rate: snapshot });
+      const { updateTransaction } = await api.ok(
+        `mutation { updateTransaction(id: "${id}", tags: ["checked"],
+          destination_rate: { rate: 20, prefix: "44", interval_start: 0, connect_fee: 5, pricelist_tag: "pl", rate_increment: 60, carrier_tag: "cr", description: "UK" }) { tags } }`,
+      );
+      expect(updateTransaction).toEqual({ tags: ['checked'] });
+      // The snapshot is the engine's, kept whole (its timed prices too).
+      expect((await api.ctx.mongo.collections.transactions.findOne({ _id: id }))?.destination_rate).toEqual(snapshot);
+      expectError(
+        await api.gql(`mutation { updateTransaction(id: "${id}",
+          destination_rate: { rate: 21, prefix: "44", interval_start: 0, connect_fee: 5, pricelist_tag: "pl", rate_increment: 60, carrier_tag: "cr", description: "UK" }) { tags } }`),
+        'BAD_USER_INPUT',
+        'destination_rate',
+      );
     });
   });
 
