@@ -2,6 +2,7 @@ import { expectRefused } from '../../support/refusal';
 import {
   email,
   host,
+  localDate,
   mobile,
   nonNegativeBigInt,
   nonNegativeInt,
@@ -15,6 +16,12 @@ import {
 } from '../../../src/api/graphql/common/validate';
 
 describe('field validators', () => {
+  it('localDate: a date that exists; a month 13 or a day 32 is refused as bad input, not an internal error', () => {
+    expect(localDate('f', '2024-02-29')).toBe('2024-02-29');
+    for (const bad of ['2026-13-01', '2026-01-32', '2026-00-10', '2025-02-29', '2026-1-1', '2026-01-01T00:00:00Z', 20260101, null])
+      expectRefused(localDate, bad);
+  });
+
   it('tag: non-empty, no surrounding whitespace or control characters, at most 128 characters', () => {
     expect(tag('f', 'acc-1')).toBe('acc-1');
     expect(tag('f', 'a b')).toBe('a b');

@@ -89,8 +89,9 @@ export const timeZone: Parse<string> = (field, value) => {
 
 /** A calendar date `YYYY-MM-DD` that exists. */
 export const localDate: Parse<string> = (field, value) => {
-  const ok =
-    typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+  // An impossible month or day makes an invalid Date (whose toISOString throws); 02-30 rolls over to March.
+  const at = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : null;
+  const ok = at !== null && Number.isFinite(at.getTime()) && at.toISOString().startsWith(value as string);
   if (!ok) throw badInput(field, 'must be a date YYYY-MM-DD');
   return value as string;
 };
