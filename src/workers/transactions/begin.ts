@@ -6,7 +6,8 @@ import { refusalAlert } from '../../shared/domain/alerts';
 import { beforeDeadline, type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
 import { availableBalance, canAffordStartAt, hasSpendLimits } from '../../shared/domain/rating';
 import { spendRoom } from '../../shared/domain/ledger';
-import { conclude, decidedDone, fateOf, fencedAnswer, JobRef, type Fate } from './decide';
+import { conclude, decidedDone, fencedAnswer, JobRef } from './decide';
+import { beginFate } from './fates';
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
@@ -77,22 +78,7 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     }
     if (same) {
       // Another begin of this call (a client's retry) stands only if it is decided 'done'.
-      const fate = same.begin_decided
-        ? 'done'
-        : same.begin_job
-          ? await fateOf(
-              deps,
-              {
-                jobId: same.begin_job,
-                deadline: same.begin_deadline,
-                op: 'begin',
-                account_tag: same.origin_account_tag,
-                transaction_tag: same.transaction_tag,
-                share: { account_tag: account.account_tag, entry_id: same.id },
-              },
-              entry.begin_deadline!,
-            )
-          : 'done';
+      const fate = await beginFate(deps, same, account.account_tag, entry.begin_deadline!);
       if (fate === 'done') return { ok: false, reason: Reasons.DUPLICATE_TRANSACTION };
       if (fate === 'unknown') return { ok: false, reason: Reasons.TIMEOUT };
       await removeEntry(deps, account.account_tag, same.id);
@@ -320,28 +306,6 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAu
     made = result.made;
   }
   return { ok: true, inserted, decided: single && decided, entry: made };
-}
-
-/**
- * Whether the begin that made a running entry stands (issue 31, defect 4): an end, a record or a second
- * begin that finds the entry must not treat it as a call unless its begin is decided 'done'. An entry
- * with no begin job is settled (the recovery sweep cleared it once the decision was 'done', or an older
- * version wrote it). 'unknown': the begin is still in flight past the asker's own deadline.
- */
-export function beginFate(deps: TransactionDeps, entry: RunningTransaction, accountTag: string, deadline: number): Promise<Fate> {
-  if (!entry.begin_job || entry.begin_decided) return Promise.resolve('done');
-  return fateOf(
-    deps,
-    {
-      jobId: entry.begin_job,
-      deadline: entry.begin_deadline,
-      op: 'begin',
-      account_tag: entry.origin_account_tag,
-      transaction_tag: entry.transaction_tag,
-      share: { account_tag: accountTag, entry_id: entry.id },
-    },
-    deadline,
-  );
 }
 
 /**

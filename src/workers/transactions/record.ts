@@ -1,7 +1,8 @@
 import { callId, isReservation, type TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, chargeOp } from '../../shared/domain/ledger';
 import { done, type OperationResult, type Reason, Reasons, type RecordJob } from '../../shared/domain/calls';
-import { beginFate, takeBackBegin } from './begin';
+import { takeBackBegin } from './begin';
+import { beginFate } from './fates';
 import { conclude, decidedDone, JobRef } from './decide';
 import { TransactionDeps } from './deps';
 import { foreignRecordFate, refundRecord } from './refund';

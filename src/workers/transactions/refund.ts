@@ -1,7 +1,7 @@
 import type { TransactionDoc } from '../../shared/domain/types';
 import { applyOnce, batchDebitState, BatchDebitState, chargeOp, finishRerating, opIds, wasApplied } from '../../shared/domain/ledger';
 import { recordCredit } from '../../shared/domain/metrics';
-import { fateOf } from './decide';
+import { recordFate } from './fates';
 import { reconcile } from './reconcile';
 import type { TransactionDeps } from './deps';
 
@@ -115,18 +115,7 @@ export async function foreignRecordFate(
     return (await reconcile(deps, record.account_tag, record._id)) === 'rolled-back' ? 'gone' : 'stands';
   }
   if (record.state === 'pending' && record.record_job) {
-    const fate = await fateOf(
-      deps,
-      {
-        jobId: record.record_job,
-        deadline: record.record_deadline,
-        op: 'record',
-        account_tag: record.origin_account_tag ?? record.account_tag,
-        transaction_tag: record.transaction_tag,
-        share: { account_tag: record.account_tag, record_id: record._id },
-      },
-      deadline,
-    );
+    const fate = await recordFate(deps, record, deadline);
     if (fate !== 'abandoned') return fate === 'done' ? 'stands' : 'unknown';
   } else if (record.state !== 'rolling_back') {
     return 'stands';

@@ -1,4 +1,4 @@
-import { callId, TransactionDoc } from '../../shared/domain/types';
+import { callId, isReservation, TransactionDoc } from '../../shared/domain/types';
 import { batchDebitState, BatchDebitState } from '../../shared/domain/ledger';
 import { fenceJobs, type RollbackTarget } from '../../shared/domain/calls/decisions';
 import { beforeDeadline, done, type OperationResult, Reasons, refused, type RollbackJob } from '../../shared/domain/calls';
@@ -6,6 +6,7 @@ import { ROLLBACK_OUTCOMES, UNDONE_ROLLBACKS } from '../../shared/domain/store';
 import { removeEntry } from './entries';
 import { decideByDeadline, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';
+import { beginFate, recordFate } from './fates';
 import { refundRecord } from './refund';
 
 /**
@@ -66,11 +67,25 @@ async function findTargets(
       (r) => r.call_id === call,
     );
   const recordOf = (party: string) => transactions.findOne({ account_tag: party, transaction_tag: tag, origin_account_tag: callerTag });
-  const callerEntry = await entryOf(callerTag);
+  let callerEntry = await entryOf(callerTag);
   // A caller's record of a deleted account (types.ts, closed_account) is the old customer's call, not the
   // tag's current holder's: none of its records on any party is taken (a parent's share of it stays), and
   // only what the current holder made of the tag (a reservation, a running entry) goes.
-  const callerRecordFound = await recordOf(callerTag);
+  let callerRecordFound = await recordOf(callerTag);
+  // A begin or record of a linked call writes the caller's share first and the other parties' after,
+  // and is decided once all are made: met half made, the rollback would take the caller's share, answer
+  // ok, and the operation would then make the rest (a parent left running or charged). So it waits for
+  // that decision first (past its own deadline: busy, TIMEOUT); the parties are then read as decided.
+  const beginInFlight = callerEntry && !isReservation(callerEntry) && callerEntry.begin_job && !callerEntry.begin_decided;
+  const recordInFlight = callerRecordFound?.state === 'pending' && callerRecordFound.record_job;
+  if (beginInFlight || recordInFlight) {
+    const fate = beginInFlight
+      ? await beginFate(deps, callerEntry!, callerTag, deadline)
+      : await recordFate(deps, callerRecordFound!, deadline);
+    if (fate === 'unknown') return 'busy';
+    callerEntry = await entryOf(callerTag);
+    callerRecordFound = await recordOf(callerTag);
+  }
   const oldCustomers = callerRecordFound?.closed_account !== undefined;
   const callerRecord = oldCustomers ? null : callerRecordFound;
   const parties = new Set<string>([callerTag, ...(callerEntry?.call_parties ?? []), ...(callerRecord?.call_parties ?? [])]);

@@ -69,6 +69,8 @@ describe('money at the edges of real call flows', () => {
         account('thrower', { balance: 1000n, linked_accounts: ['broken'] }),
         account('broken', { balance: 1000n }),
         account('longcall', { balance: 1_000_000n, type: 'POSTPAID' }),
+        account('rbchild', { balance: 1000n, linked_accounts: ['rbparent'] }),
+        account('rbparent', { balance: 1000n }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -78,6 +80,71 @@ describe('money at the edges of real call flows', () => {
   afterAll(async () => {
     await rating?.close();
     await ctx?.destroy();
+  });
+
+  describe('a rollback that comes while a linked call is half made (its begin or record not decided yet)', () => {
+    /**
+     * deps whose collection `name` holds `method` at a call `hit` picks until `open()`: the worker paused
+     * between the caller's write and the parent's, as a slow write or a busy account leaves it.
+     */
+    const pausedAt = <K extends 'accounts' | 'transactions'>(name: K, method: string, hit: (args: unknown[]) => boolean) => {
+      let open!: () => void;
+      let reached!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const paused = new Promise<void>((resolve) => (reached = resolve));
+      const real = ctx.mongo.collections[name];
+      const proxy = new Proxy(real, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof value !== 'function') return value;
+          if (prop !== method) return (value as (...a: unknown[]) => unknown).bind(target);
+          return async (...args: unknown[]) => {
+            if (hit(args)) {
+              reached();
+              await gate;
+            }
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const pausedDeps = { ...deps, ctx: { ...ctx, mongo: { ...ctx.mongo, collections: { ...ctx.mongo.collections, [name]: proxy } } } };
+      return { deps: pausedDeps as TransactionDeps, paused, open };
+    };
+    const text = (value: unknown) => JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+    const onParent = (args: unknown[]) => text(args[0]).includes('"rbparent"');
+
+    it('begin: the rollback waits for the begin, then takes the entries of every party', async () => {
+      const held = pausedAt('accounts', 'updateOne', (args) => onParent(args) && text(args[1]).includes('$push'));
+      const job = beginJob('rb-begin', 'rbchild');
+      const begun = begin(held.deps, job, { id: 'begin-rb', deadline: job.deadline });
+      await held.paused; // the caller's entry made, the parent's not yet
+      expect(await running('rbchild')).toHaveLength(1);
+      const rolledBack = run(rollback, rollbackJob('rb-begin', 'rbchild'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      held.open();
+      expect(await begun).toEqual(ok);
+      expect(await rolledBack).toEqual(ok);
+      expect(await running('rbchild')).toEqual([]);
+      expect(await running('rbparent')).toEqual([]);
+      await recoverInterrupted(deps, new Date(Date.now() + 3_600_000));
+      expect(await running('rbparent')).toEqual([]);
+    });
+
+    it('record: the rollback waits for the record, then refunds every party', async () => {
+      const held = pausedAt('transactions', 'insertMany', (args) => text(args[0]).includes('"account_tag":"rbparent"'));
+      const job = recordJob('rb-record', 'rbchild', 10);
+      const recorded = record(held.deps, job, { id: 'record-rb', deadline: job.deadline });
+      await held.paused; // the caller's record written, the parent's not yet
+      const rolledBack = run(rollback, rollbackJob('rb-record', 'rbchild'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      held.open();
+      expect(await recorded).toMatchObject(ok);
+      expect(await rolledBack).toEqual(ok);
+      expect(await balance('rbchild')).toBe(1000n);
+      expect(await balance('rbparent')).toBe(1000n);
+      expect(await transactions().countDocuments({ transaction_tag: 'rb-record' })).toBe(0);
+      expect(await auditLedger(ctx.mongo.collections)).toMatchObject({ differences: [] });
+    });
   });
 
   describe('defect 2: rollback refunds every charged record and releases every entry, whatever mix it finds', () => {
