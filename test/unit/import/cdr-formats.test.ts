@@ -473,6 +473,20 @@ describe('mapping files', () => {
     expect(bad({ columns: undefined })).toThrow('columns: is required unless header is "required"');
     // Columns are found by name whatever their case: two names that differ only in case are one column twice.
     expect(bad({ columns: [...base.columns, 'ID'] })).toThrow('columns: column "ID" appears twice');
+    // An optional field naming a column no layout has would be read as absent: the call billed otherwise.
+    expect(bad({ fields: { ...base.fields, billsec: undefined, billmsec: 'bill_msec' } })).toThrow(
+      'fields.billmsec: names column "bill_msec", which no layout in columns has',
+    );
+    expect(bad({ fields: { ...base.fields, carrier_ip: 'carrier_addr' } })).toThrow('fields.carrier_ip: names column "carrier_addr"');
+  });
+
+  it("refuse a header row that lacks a column every one of the mapping's layouts has: the call would be billed from another column", async () => {
+    const mapping = parseMapping(JSON.parse(sample('freeswitch/billing.map.json').toString()));
+    const file = [
+      'uuid,accountcode,sip_from_user,destination_number,start_stamp,answer_stamp,end_stamp,bill_msec,hangup_cause',
+      '"u-1","alice","1001","4930111001","2026-01-10 10:00:00","2026-01-10 10:00:05","2026-01-10 10:10:05","1500","NORMAL_CLEARING"',
+    ];
+    await expect(readCdrs(new CdrFormat(mapping), file.join('\n') + '\n')).rejects.toThrow(/billmsec/);
   });
 
   it('reject a row whose answered test reads a number that is not one, naming the column, rather than skip it as unanswered', async () => {

@@ -223,6 +223,27 @@ export function columnsNeeded(mapping: Mapping): string[] {
   return [...new Set(columns)];
 }
 
+/** A column's name as rows are matched to it: case and surrounding spaces aside. */
+export const norm = (s: string) => s.trim().toLowerCase();
+
+/** Every field the mapping reads and its column (transaction_tag once per column). */
+export function namedFields(mapping: Mapping): Array<[string, string]> {
+  return Object.entries(mapping.fields).flatMap(([field, column]: [string, string | string[] | undefined]) =>
+    column === undefined ? [] : Array.isArray(column) ? column.map((c): [string, string] => [field, c]) : [[field, column]],
+  );
+}
+
+/**
+ * The columns a header row must name: those the mapping needs, and each other column it reads that every
+ * one of its layouts has (a header naming the file's columns otherwise would leave it out, and the call
+ * would be billed or routed from another column); with no layouts, every column it reads.
+ */
+export function headerColumns(mapping: Mapping): string[] {
+  const everywhere = (column: string) => mapping.columns.every((layout) => layout.some((c) => norm(c) === norm(column)));
+  const read = namedFields(mapping).map(([, column]) => column);
+  return [...new Set([...columnsNeeded(mapping), ...read.filter(everywhere)])];
+}
+
 /** Whether a layout (its column names) has what ends a call: with pairs always (the end row); else the end or the billable time. */
 export function endsCalls(mapping: Mapping, has: (column: string) => boolean): boolean {
   const f = mapping.fields;
@@ -261,6 +282,12 @@ export function parseMapping(value: unknown): Mapping {
     pairs,
     note: (json.note as string | undefined) ?? null,
   };
+  // An optional field is absent from a row whose layout lacks its column: named in no layout at all, it
+  // is a mistake that would bill every call otherwise (from the end rather than the billable time).
+  const needed = new Set(columnsNeeded(mapping));
+  for (const [field, column] of namedFields(mapping))
+    if (columns.length > 0 && !needed.has(column) && !columns.some((layout) => layout.some((c) => norm(c) === norm(column))))
+      fail(`fields.${field}`, `names column "${column}", which no layout in columns has`);
   for (const [i, layout] of columns.entries()) {
     const path = columns.length > 1 ? `columns[${i}]` : 'columns';
     const known = new Set(layout);

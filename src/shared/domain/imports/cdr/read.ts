@@ -55,7 +55,9 @@ class Rows {
         this.headerLayout = found.layout;
         return { index: -1, line: row.line, raw: row.raw, header: true };
       }
-      if (row.header || this.format.mapping.header === 'required')
+      // A row naming every column the mapping needs is a header row, whatever else it lacks: read as a
+      // call row by position, it would be rejected and the file's own names ignored.
+      if (row.header || this.format.mapping.header === 'required' || found.namesNeeded)
         throw new HeaderError(
           `${this.format.name}: the header row lacks the column(s) ${found.missing.join(', ')}, which the mapping reads`,
         );

@@ -3,7 +3,7 @@ import { badInputField, badInputReason } from '../../calls/reasons';
 import type { Input } from '../validate-record';
 import { splitTags } from '../line';
 import { Zone } from './local-time';
-import { columnsNeeded, endsCalls, MappingError, type AnsweredRule, type Mapping } from './mapping';
+import { columnsNeeded, endsCalls, headerColumns, MappingError, norm, type AnsweredRule, type Mapping } from './mapping';
 import { choose, durationMs, instantsOf, readTime, type Instants } from './times';
 
 /**
@@ -72,8 +72,6 @@ export interface Layout {
   check: ((cells: readonly string[]) => string | null) | null;
 }
 
-const norm = (s: string) => s.trim().toLowerCase();
-
 const bad = badInputReason;
 const DECIMAL = /^[-+]?(\d+(\.\d*)?|\.\d+)$/;
 
@@ -114,14 +112,15 @@ export class CdrFormat {
    * A header row: a first row naming (case aside, db_text types aside) every column the mapping reads.
    * Returns its layout, or the columns it lacks.
    */
-  header(cells: string[]): { layout: Layout } | { missing: string[] } {
+  header(cells: string[]): { layout: Layout } | { missing: string[]; namesNeeded: boolean } {
     const names = cells.map((c) => c.trim().replace(/\(.*\)$/, ''));
     const present = new Set(names.map(norm));
-    const missing = columnsNeeded(this.mapping).filter((c) => !present.has(norm(c)));
+    const missing = headerColumns(this.mapping).filter((c) => !present.has(norm(c)));
+    const namesNeeded = columnsNeeded(this.mapping).every((c) => present.has(norm(c)));
     if (missing.length === 0 && !endsCalls(this.mapping, (c) => present.has(norm(c))))
       missing.push([this.mapping.fields.end, this.mapping.fields.billsec, this.mapping.fields.billmsec].filter(Boolean).join(' or '));
     // A header row names its columns: nothing for a row check to doubt.
-    return missing.length === 0 ? { layout: this.layout(names, null) } : { missing };
+    return missing.length === 0 ? { layout: this.layout(names, null) } : { missing, namesNeeded };
   }
 
   private layout(names: string[], check: Layout['check']): Layout {
