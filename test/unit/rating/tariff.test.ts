@@ -74,6 +74,34 @@ describe('timed rates in the rating index', () => {
     expect(callFee(snap, MONDAY_1759, 120)).toMatchObject({ fee: 660n });
   });
 
+  it('two matching timings of one rank are chosen alike whatever order the store returns them in', () => {
+    // Weekdays all day at 20 and weekdays 08:00-18:00 at 30, both match Monday 10:00: the narrower (with a
+    // window) applies, and the fee does not depend on which document MongoDB returned first.
+    const weekday: RateTiming = { days: [1, 2, 3, 4, 5], start: null, end: null, holidays: null };
+    const office: RateTiming = { days: [1, 2, 3, 4, 5], start: '08:00:00', end: '18:00:00', holidays: null };
+    const rates = [
+      rate({ description: 'base', rate: 10 }),
+      rate({ rate: 20, description: 'weekday', timing: weekday, timing_key: 'weekday' }),
+      rate({ rate: 30, description: 'office', timing: office, timing_key: 'office' }),
+    ];
+    const monday10 = new Date('2026-01-05T10:00:00Z');
+    for (const order of [rates, [rates[0], rates[2], rates[1]], [...rates].reverse()]) {
+      const snap = snapshotAt(RatingIndex.build(order, [carrier]), monday10);
+      expect(snap.description).toBe('office');
+      expect(callFee(snap, monday10, 60).fee).toBe(30n);
+      // Per segment too: 17:59 to 18:01 is one minute at the office price, one at the weekday price.
+      const late = new Date('2026-01-05T17:59:00Z');
+      expect(callFee(snapshotAt(RatingIndex.build(order, [carrier]), late), late, 120).fee).toBe(50n);
+    }
+    // Two windows of one rank that overlap: the choice is the same in every order (by the timing's form).
+    const morning: RateTiming = { days: [1], start: '08:00:00', end: '12:00:00', holidays: null };
+    const fees = [
+      [rate({}), rate({ rate: 20, timing: office, timing_key: 'office' }), rate({ rate: 40, timing: morning, timing_key: 'morning' })],
+      [rate({}), rate({ rate: 40, timing: morning, timing_key: 'morning' }), rate({ rate: 20, timing: office, timing_key: 'office' })],
+    ].map((order) => callFee(snapshotAt(RatingIndex.build(order, [carrier]), monday10), monday10, 60).fee);
+    expect(fees[0]).toBe(fees[1]);
+  });
+
   it('an index without timed rates gives snapshots without `timed`, rated exactly as before', () => {
     const idx = RatingIndex.build([rate({})], [carrier]);
     const snap = snapshotAt(idx, MONDAY_1759);

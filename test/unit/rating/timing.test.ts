@@ -51,7 +51,7 @@ describe('rate timings', () => {
   });
 
   it('specificity: holiday over weekday over a window every day over no timing', () => {
-    expect([timing({ holidays: 'only' }), timing({ days: [1] }), night, null].map(specificity)).toEqual([4, 3, 2, 1]);
+    expect([timing({ holidays: 'only' }), timing({ days: [1] }), night, null].map(specificity)).toEqual([6, 4, 3, 1]);
   });
 
   it('refuses malformed timings with the field named', () => {

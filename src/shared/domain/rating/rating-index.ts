@@ -13,7 +13,7 @@ import {
   type RouteRate,
 } from './routing';
 import { termsOf, versionOf } from './terms';
-import { copyTiming, specificity, timingMatches, type Holidays } from './timing';
+import { appliesBefore, copyTiming, specificity, timingMatches, type Holidays } from './timing';
 import { firstIndexAfter } from './sorted';
 
 interface IndexedRate {
@@ -87,7 +87,7 @@ function mostSpecific<T extends IndexedRate & { pricelistRank: number }>(found: 
   for (const r of found) {
     const key = `${r.pricelistRank}/${r.carrier.carrier_tag}`;
     const kept = best.get(key);
-    if (!kept || r.rank > kept.rank) best.set(key, r);
+    if (!kept || appliesBefore(r.doc.timing, r.rank, kept.doc.timing, kept.rank)) best.set(key, r);
   }
   return found.filter((r) => best.get(`${r.pricelistRank}/${r.carrier.carrier_tag}`) === r);
 }

@@ -2,7 +2,7 @@ import type { AccountType, ChargedSegment, RateSnapshot, RateTerms, TimedPrice, 
 import { computeFee } from './fee';
 import { segmentedFee, segmentedMaxUnits, type PriceTimeline } from './segments';
 import { normalizeTerms, termsOf } from './terms';
-import { copyTiming, edgesOf, nextBoundary, specificity, timingMatches, type Holidays } from './timing';
+import { appliesBefore, copyTiming, edgesOf, nextBoundary, specificity, timingMatches, type Holidays } from './timing';
 import { canAffordStart, maxAvailableUnits } from './units';
 
 /**
@@ -19,7 +19,8 @@ function priceAt(timed: TimedPrices, holidays: Holidays, startPrice: TimedPrice,
   let bestRank = 0;
   for (const price of timed.prices) {
     const rank = specificity(price.timing);
-    if (rank > bestRank && timingMatches(price.timing, at, timed.time_zone, holidays)) {
+    if (rank < bestRank || (best !== null && !appliesBefore(price.timing, rank, best.timing, bestRank))) continue;
+    if (timingMatches(price.timing, at, timed.time_zone, holidays)) {
       best = price;
       bestRank = rank;
     }

@@ -98,9 +98,21 @@ export function timingProblem(timing: RateTiming): string | null {
 /** How specific a timing is: the most specific matching version of a rate applies. */
 export function specificity(timing: RateTiming | null | undefined): number {
   if (!timing) return 1;
-  if (timing.holidays === 'only') return 4;
-  if (timing.days !== null) return 3;
-  return timing.start !== null || timing.holidays === 'exclude' ? 2 : 1;
+  // Within each kind, a time window is narrower than the whole day (weekdays 08-18 over weekdays).
+  const windowed = timing.start !== null ? 1 : 0;
+  if (timing.holidays === 'only') return 6 + windowed;
+  if (timing.days !== null) return 4 + windowed;
+  return windowed === 1 || timing.holidays === 'exclude' ? 2 + windowed : 1;
+}
+
+/**
+ * Whether timing `a` applies before `b` where both match: the more specific, and between two of one
+ * rank (windows that overlap), the one whose written form sorts first, so the choice never depends on
+ * the order the store returned the rates in.
+ */
+export function appliesBefore(a: RateTiming | null | undefined, rankA: number, b: RateTiming | null | undefined, rankB: number): boolean {
+  if (rankA !== rankB) return rankA > rankB;
+  return (timingKey(a) ?? '') < (timingKey(b) ?? '');
 }
 
 function previousDate(date: string): string {
