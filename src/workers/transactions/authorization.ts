@@ -36,13 +36,13 @@ const MAX_ATTEMPTS = 50;
 
 /**
  * A party that pays: its rates, its available balance, and the room its spend limits leave (null: none).
- * `later`: its rates at the end of the ringing time, when they may differ from now's (a rate version or
- * a timed price starting meanwhile, RatingIndex.mayChangeBetween); null when they cannot.
+ * `later`: its rates at each instant of the ringing time where they may differ from now's (a rate
+ * version or a timed price starting meanwhile, or another prefix in force: RatingIndex.routeChangesBetween).
  */
 interface RatedParty {
   party: Party;
   rate: PartyRate;
-  later: PartyRate | null;
+  later: PartyRate[];
   available: bigint;
   room: bigint | null;
 }
@@ -89,10 +89,11 @@ async function tryAuthorize(deps: TransactionDeps, job: AuthorizationJob): Promi
     const { account } = party;
     const rate = rateParty(index, account, party.inbound, { destination: job.destination, at: now, carrierIp: null });
     if (!rate) return refuse(Reasons.UNREACHABLE_DESTINATION, account.account_tag);
-    const later =
-      !party.inbound && index.mayChangeBetween(account.pricelist_tags, ringing.from, ringing.to)
-        ? rateParty(index, account, party.inbound, { destination: job.destination, at: ringing.to, carrierIp: null })
-        : null;
+    const later = party.inbound
+      ? []
+      : index
+          .routeChangesBetween(account.pricelist_tags, job.destination, ringing.from, ringing.to)
+          .flatMap((at) => rateParty(index, account, party.inbound, { destination: job.destination, at, carrierIp: null }) ?? []);
     if (i === 0) carriers = rate.candidates.map((c) => c.routeString);
     const running = account.running_transactions ?? [];
     const max = account.max_concurrent_transactions;
@@ -152,10 +153,10 @@ type Grant =
 function grantOnEveryRoute(rated: readonly RatedParty[], caller: Party, ringing: AnswerWindow, headroomSeconds: number): Grant {
   const fits = (rate: RateSnapshot | null, money: bigint, type: 'PREPAID' | 'POSTPAID') =>
     grantWhileRinging(rate, ringing, money, type, MAX_UNITS_CAP, headroomSeconds);
-  /** The party's rates on this carrier: now's and, where they may differ, the ringing time's end's. */
+  /** The party's rates on this carrier: now's and, where they may differ, those of later in the ringing time. */
   const ratesOn = (r: RatedParty, carrier: RouteCandidate): Array<RateSnapshot | null> => {
     const rates = [rateOnCarrier(r.rate, carrier)];
-    if (r.later) rates.push(rateOnCarrier(r.later, carrier));
+    for (const later of r.later) rates.push(rateOnCarrier(later, carrier));
     return rates;
   };
   const unitsOn = (r: RatedParty, carrier: RouteCandidate) => {

@@ -48,7 +48,7 @@ describe('rates by time of day through the call path', () => {
     ctx = await createTestContext();
     await seed(ctx, {
       carriers: [carrier('c1')],
-      pricelists: [pricelist('pl'), pricelist('soon'), pricelist('ringing'), pricelist('repriced'), pricelist('steps')],
+      pricelists: [pricelist('pl'), pricelist('soon'), pricelist('ringing'), pricelist('repriced'), pricelist('steps'), pricelist('gap')],
       rates: [
         rate('pl', 'c1', '39', { rate: 60, rate_increment: 1, description: 'base' }),
         rate('pl', 'c1', '39', { rate: 600, rate_increment: 1, description: 'peak', timing: peak, timing_key: 'peak' }),
@@ -80,6 +80,16 @@ describe('rates by time of day through the call path', () => {
             },
           ],
         }),
+        // 3912 at 60 a minute all day but the one second `ringing` (its end is exclusive, so a deck writing
+        // 17:59:59 as an inclusive end leaves such a gap), where the longest prefix in force is 39's 600.
+        rate('gap', 'c1', '39', { rate: 600, rate_increment: 1, description: 'country' }),
+        rate('gap', 'c1', '3912', {
+          rate: 60,
+          rate_increment: 1,
+          description: 'city',
+          timing: { days: null, start: hhmmss(new Date(ringing.getTime() + 1000)), end: hhmmss(ringing), holidays: null },
+          timing_key: 'city',
+        }),
         rate('steps', 'c1', '39', { rate: 60, rate_increment: 60, interval_start: 30, description: 'base' }),
         rate('steps', 'c1', '39', {
           rate: 600,
@@ -97,6 +107,7 @@ describe('rates by time of day through the call path', () => {
         account('answered-late', { balance: 600n, pricelist_tags: ['ringing'] }),
         account('repriced', { balance: 600n, pricelist_tags: ['repriced'] }),
         account('limited', { type: 'POSTPAID', balance: 0n, daily_spend_limit: 600n, pricelist_tags: ['ringing'] }),
+        account('gapped', { balance: 600n, pricelist_tags: ['gap'] }),
         account('short', { balance: 599n, pricelist_tags: ['steps'] }),
         account('enough', { balance: 600n, pricelist_tags: ['steps'] }),
       ],
@@ -188,6 +199,27 @@ describe('rates by time of day through the call path', () => {
     });
     expect(await recordOf('answered-late', 'late1')).toMatchObject({ fee: 600n });
     expect(await balance('answered-late')).toBe(0n);
+  });
+
+  it('and for a shorter prefix that applies for a moment of the ringing time (a gap in the longer prefix timings)', async () => {
+    expect(Date.now()).toBeLessThan(ringing.getTime() - 5_000);
+    const job = jobs.authorization(null, 'gapped');
+    const answer = await run(authorize, { ...job, destination: '39123456' });
+    // 3912 alone would grant 598 s; answered in the gap, the call is rated on 39 at 10 a second.
+    expect(answer).toMatchObject({ authorized: true, max_available_units: 58 });
+    const inGap = callJobs(ringing.getTime());
+    const beginJob = { ...inGap.begin('gap1', 'gapped'), destination: '39123456' };
+    expect(await run(begin, beginJob)).toMatchObject({ ok: true });
+    expect(await run(end, inGap.end('gap1', 'gapped', 58 + 2))).toMatchObject({ ok: true });
+    const entry = (await accounts().findOne({ account_tag: 'gapped' }))!.running_transactions[0];
+    expect(entry.rate).toMatchObject({ prefix: '39', rate: 600 });
+    await processEndedCall(deps, {
+      account_tag: 'gapped',
+      transaction_tag: 'gap1',
+      entry_id: entry.id,
+      enqueued_at: new Date().toISOString(),
+    });
+    expect(await balance('gapped')).toBe(0n);
   });
 
   it('so does it for a new rate version that takes effect while the call rings', async () => {

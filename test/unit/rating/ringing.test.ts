@@ -165,10 +165,14 @@ describe('the grant while the call rings', () => {
     expect(dearestFeeWhileRinging(rate, window, 60)).toBe(600n);
   });
 
-  it('the index says when a route may be priced otherwise before the ringing ends: a timed pricelist, or a version starting or ending meanwhile', () => {
-    const now = Date.now();
-    const within = new Date(now + 30_000);
-    const later = new Date(now + 600_000);
+  it('the index names the instants of the ringing time where a route may be priced otherwise: a version starting or ending, a time-of-day edge at any prefix of the number', () => {
+    // A day to come: the index keeps only the validity edges after it was built.
+    const day = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+    const from = new Date(`${day}T17:59:30Z`);
+    const to = new Date(`${day}T18:00:30Z`);
+    const within = new Date(`${day}T18:00:10Z`);
+    const later = new Date(`${day}T18:10:00Z`);
+    const six = new Date(`${day}T18:00:00Z`);
     const base: Terms = { connect_fee: 0, rate: 60, rate_increment: 1, interval_start: 0 };
     const versioned = (pricelist: string, edge: Date): PricelistRateDoc => ({
       ...doc(0, base, null),
@@ -182,17 +186,22 @@ describe('the grant while the call rings', () => {
         versioned('soon', within),
         versioned('later', later),
         { ...doc(1, base, null), pricelist_tag: 'plain' },
-        { ...doc(2, base, { days: null, start: '18:00:00', end: '19:00:00', holidays: null }), pricelist_tag: 'timed' },
+        { ...doc(2, base, null), pricelist_tag: 'timed' },
+        // A timing on a longer prefix: it decides which prefix is in force, so its edges count.
+        { ...doc(3, base, { days: null, start: '18:00:00', end: '19:00:00', holidays: null }), pricelist_tag: 'timed', prefix: '3912' },
       ],
       [carrier],
     );
-    const from = new Date(now);
-    const to = new Date(now + 60_000);
-    expect(index.mayChangeBetween(['soon'], from, to)).toBe(true);
-    expect(index.mayChangeBetween(['later'], from, to)).toBe(false);
-    expect(index.mayChangeBetween(['later'], new Date(later.getTime() - 10_000), new Date(later.getTime() + 50_000))).toBe(true);
-    expect(index.mayChangeBetween(['plain', 'missing'], from, to)).toBe(false);
-    expect(index.mayChangeBetween(['plain', 'timed'], from, to)).toBe(true);
+    const at = (...instants: Date[]) => instants.map((d) => d.toISOString());
+    const changes = (lists: string[], number = '39123', f = from, t = to) => at(...index.routeChangesBetween(lists, number, f, t));
+    expect(changes(['soon'])).toEqual(at(within));
+    expect(changes(['later'])).toEqual([]);
+    expect(changes(['later'], '39123', new Date(later.getTime() - 10_000), new Date(later.getTime() + 50_000))).toEqual(at(later));
+    expect(changes(['plain', 'missing'])).toEqual([]);
+    expect(changes(['plain', 'timed'])).toEqual(at(six));
+    // A number the timed prefix does not reach: nothing changes for it.
+    expect(changes(['timed'], '3945')).toEqual([]);
+    expect(changes(['soon', 'timed'])).toEqual(at(six, within));
   });
 
   it("each start is checked at its own price's free seconds: a day price with 60 free seconds ending at 18:00 does not refuse a call answered after it", () => {

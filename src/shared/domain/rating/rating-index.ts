@@ -1,4 +1,4 @@
-import type { CarrierDoc, PricelistRateDoc, TimedPrices } from '../types';
+import type { CarrierDoc, PricelistRateDoc, RateTiming, TimedPrices } from '../types';
 import { ratingNumber, stripNumber } from '../numbers/uri';
 import {
   carrierAddress,
@@ -13,7 +13,7 @@ import {
   type RouteRate,
 } from './routing';
 import { termsOf, versionOf } from './terms';
-import { appliesBefore, copyTiming, specificity, timingMatches, type Holidays } from './timing';
+import { appliesBefore, copyTiming, edgesOf, nextBoundary, specificity, timingMatches, type Holidays } from './timing';
 import { firstIndexAfter } from './sorted';
 
 interface IndexedRate {
@@ -171,20 +171,31 @@ export class RatingIndex {
   }
 
   /**
-   * Whether a route of these pricelists may be priced otherwise at some instant in (`from`, `to`] than
-   * at `from`: one of them has timed rates, or a rate version starts or ends in between. Authorization
-   * then prices the call at `to` as well (a call is rated from its answer; docs/AGENT.md, "The grant
-   * holds for every instant the call may be answered at").
+   * The instants in (`from`, `to`] at which the rate `destination` gets in these pricelists may change:
+   * a rate version starting or ending, or a time-of-day edge (midnight too: weekdays and holidays turn
+   * there) of a timed rate at any prefix of the destination, on its pricelist's clock. Which prefix is
+   * in force can change at such an edge as well as its price: a gap in a longer prefix's timings hands
+   * the call to a shorter one (docs/AGENT.md, "The grant holds for every instant the call may be answered
+   * at"). Authorization rates the call at each, so its grant holds whatever begin finds at the answer.
    */
-  mayChangeBetween(pricelistTags: readonly string[] | null, from: Date, to: Date): boolean {
+  routeChangesBetween(pricelistTags: readonly string[] | null, destination: string, from: Date, to: Date): Date[] {
+    const instants = new Set<number>();
+    const number = ratingNumber(destination);
     for (const tag of uniqueTags(pricelistTags)) {
       const pl = this.pricelists.get(tag);
       if (!pl) continue;
-      if (pl.timed) return true;
-      const next = pl.validityEdges[firstIndexAfter(pl.validityEdges, from.getTime())];
-      if (next !== undefined && next <= to.getTime()) return true;
+      for (let i = firstIndexAfter(pl.validityEdges, from.getTime()); pl.validityEdges[i] <= to.getTime(); i += 1)
+        instants.add(pl.validityEdges[i]);
+      if (!pl.timed) continue;
+      const timings: RateTiming[] = [];
+      for (let len = Math.min(number.length, pl.maxPrefixLength); len >= 0; len -= 1)
+        for (const r of pl.byPrefix.get(number.slice(0, len)) ?? []) if (r.doc.timing) timings.push(r.doc.timing);
+      if (timings.length === 0) continue;
+      const edges = edgesOf(timings);
+      for (let t = nextBoundary(from.getTime(), pl.timeZone, edges); t <= to.getTime(); t = nextBoundary(t, pl.timeZone, edges))
+        instants.add(t);
     }
-    return false;
+    return [...instants].sort((a, b) => a - b).map((t) => new Date(t));
   }
 
   /** The carrier document by tag, active or not. */
