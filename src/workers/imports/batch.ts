@@ -4,6 +4,9 @@ import {
   BatchDebitStateOf,
   debitStateOf,
   opIds,
+  batchDigest,
+  BatchContentMismatch,
+  checkBatchContent,
   claimBatch,
   finishedBatch,
   importBatchId,
@@ -53,7 +56,13 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   const { accounts } = ctx.mongo.collections;
   const batchId = importBatchId(job.import_id, job.batch);
 
+  const digest = batchDigest(job.lines);
   const done = await finishedBatch(ctx.mongo.db, batchId);
+  try {
+    if (done) checkBatchContent(done, digest);
+  } catch (err) {
+    permanent(err);
+  }
   if (done && (job.deadline === null || done.decided_at)) return { ...done.result, replayed: done.job_timestamp !== jobTimestamp };
   if (done) return concludeAgentBatch(deps, job, batchId, done.result);
 
@@ -70,7 +79,7 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   const [accountMap, index] = await Promise.all([accountsRead, deps.rating.index()]);
   clock.lap('read_accounts');
   // After the read, so that any other execution's debit comes after it and shows as a changed `ledger_rev`.
-  const first = await claimBatch(ctx.mongo.db, batchId, job.import_id, job.batch, job.deadline);
+  const first = await claimBatch(ctx.mongo.db, batchId, job.import_id, job.batch, job.deadline, digest).catch(permanent);
   clock.lap('claim');
   const plans = planBatch(job.lines, accountMap, index, batchId);
   clock.lap('rate');
@@ -262,4 +271,9 @@ function summarize(batchId: string, job: ImportBatchJob, plans: LinePlan[], own:
     charged_linked: chargedLinked.toString(),
     replayed: false,
   };
+}
+
+/** A batch of other lines than its claim's fails for good: a retry would meet the same claim. */
+function permanent(err: unknown): never {
+  throw err instanceof BatchContentMismatch ? new UnrecoverableError(err.message) : err;
 }

@@ -113,6 +113,24 @@ describe('rating import: summary, rejects and reruns', () => {
     expect(await balances(ctx)).toEqual(before);
   });
 
+  it('refuses to reuse an --import-id for other calls: their batches would be answered as finished and their calls never written', async () => {
+    const first: Call[] = [1, 2, 3].map((i) => ({ tag: `reuse-a${i}`, account: 'a2', seconds: i }));
+    const other: Call[] = [1, 2, 3].map((i) => ({ tag: `reuse-b${i}`, account: 'a3', seconds: i }));
+    const opts = ['--import-id', 'reused-id', '--batch-size', '2', '--no-progress'];
+    expect((await importFile(ctx, [tempFile('first.csv', csvOf(first)), ...opts])).code).toBe(0);
+    const before = await balances(ctx);
+    const again = await importFile(ctx, [tempFile('other.csv', csvOf(other)), ...opts]);
+    expect(again.code).not.toBe(0);
+    expect(again.output).toMatch(/other lines/);
+    expect(await ctx.mongo.collections.transactions.countDocuments({ transaction_tag: { $in: other.map((c) => c.tag) } })).toBe(0);
+    expect(await balances(ctx)).toEqual(before);
+    // The same calls again under the id are a rerun, as before: nothing charged twice.
+    const rerun = await importFile(ctx, [tempFile('first.csv', csvOf(first)), ...opts]);
+    expect(rerun.code).toBe(0);
+    expect(summaryOf(rerun.output)).toMatchObject({ rated: '0', charged: '0' });
+    expect(await balances(ctx)).toEqual(before);
+  }, 120_000);
+
   it('refuses a different batch size for the same import, and a bad header', async () => {
     const file = tempFile('again.csv', csvOf(good));
     await importFile(ctx, [file, '--batch-size', '7', '--no-progress']);

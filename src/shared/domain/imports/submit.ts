@@ -148,11 +148,9 @@ export class BatchSubmitter {
   private async enqueue(id: string, name: 'import-batch' | 'import-settle', data: ImportJob): Promise<number> {
     const existing = await this.queue.getJob(id);
     const state = existing ? await existing.getState() : 'missing';
-    if (existing && state === 'failed') {
-      await existing.retry('failed');
-      return existing.timestamp;
-    }
-    if (existing && state !== 'completed' && state !== 'unknown') return existing.timestamp; // an interrupted run sent it
+    if (existing && state !== 'completed' && state !== 'failed' && state !== 'unknown') return existing.timestamp; // an interrupted run sent it
+    // A failed one is sent again with this run's lines, not retried with its own: they may be another
+    // run's (an import id given for other calls), which the batch's claim refuses for good.
     if (existing) await existing.remove();
     const job = await this.queue.add(name, data, { jobId: id });
     return job.timestamp;

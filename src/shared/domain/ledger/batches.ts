@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from '../../infra/mongo-errors';
-import type { ImportBatchResult } from '../queues/payloads';
+import type { ImportBatchResult, ImportLine } from '../queues/payloads';
 import { Reasons } from '../calls';
 
 /**
@@ -14,6 +14,34 @@ export const IMPORT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function importBatchId(importId: string, batch: number): string {
   return `imp/${importId}/${batch}`;
+}
+
+/**
+ * What a batch holds, as a hash of its lines (each with its keys sorted, so the same calls hash alike
+ * whatever built them). Kept on the batch's claim: an import id given again (`--import-id`) with other
+ * calls would otherwise find its batches finished and answer their old results, the new calls never
+ * written.
+ */
+export function batchDigest(lines: readonly ImportLine[]): string {
+  const hash = crypto.createHash('sha256');
+  for (const line of lines) hash.update(JSON.stringify(line, Object.keys(line).sort())).update('\n');
+  return hash.digest('hex').slice(0, 32);
+}
+
+/** A batch id given again with other lines than its claim's (an import id reused for other calls). */
+export class BatchContentMismatch extends Error {
+  constructor(batchId: string) {
+    super(
+      `import batch ${batchId} was imported before with other lines: the input is not the one that import id was given for ` +
+        '(use another --import-id; the earlier import stands as it was)',
+    );
+    this.name = 'BatchContentMismatch';
+  }
+}
+
+/** Refuses a batch whose claim names other lines (claims older than the digest name none: not checked). */
+export function checkBatchContent(claim: Pick<ImportBatchDoc, '_id' | 'lines_digest'>, digest: string): void {
+  if (claim.lines_digest !== undefined && claim.lines_digest !== digest) throw new BatchContentMismatch(claim._id);
 }
 
 /**
@@ -63,6 +91,8 @@ export interface ImportBatchDoc {
   batch: number;
   /** When an execution of the batch first got past its account read (see claimBatch). */
   claimed_at: Date;
+  /** batchDigest of its lines, set by the claim. */
+  lines_digest?: string;
   /**
    * An agent batch (recordTransactions): its caller waits until `deadline` (epoch ms) and is answered
    * only if the batch is decided 'done' (src/shared/domain/calls/decisions.ts, under the batch id); `decided_at` is
@@ -134,6 +164,7 @@ export async function claimBatch(
   importId: string,
   batch: number,
   deadline: number | null = null,
+  digest?: string,
 ): Promise<boolean> {
   try {
     await importBatchesOf(db).insertOne({
@@ -142,12 +173,15 @@ export async function claimBatch(
       batch,
       claimed_at: new Date(),
       ...(deadline === null ? {} : { deadline }),
+      ...(digest === undefined ? {} : { lines_digest: digest }),
     });
     return true;
   } catch (err) {
-    if (isDuplicateKeyError(err)) return false;
-    throw err;
+    if (!isDuplicateKeyError(err)) throw err;
   }
+  const claim = await importBatchesOf(db).findOne({ _id: batchId }, { projection: { lines_digest: 1 } });
+  if (claim && digest !== undefined) checkBatchContent(claim, digest);
+  return false;
 }
 
 /**
