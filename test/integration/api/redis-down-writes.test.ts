@@ -36,15 +36,24 @@ describe('API writes while Redis is unreachable', () => {
   it('answers carrier, rate and account writes, and closes a deleted account ledger', async () => {
     const setup = await graphql(
       url,
-      `mutation {
-        a: createAccount(account_tag: "leaving", balance: 700) { id }
-        c: createCarrier(carrier_tag: "before", host: "10.0.0.1", port: 5060) { id }
-      }`,
+      `
+        mutation {
+          a: createAccount(account_tag: "leaving", balance: 700) {
+            id
+          }
+          c: createCarrier(carrier_tag: "before", host: "10.0.0.1", port: 5060) {
+            id
+          }
+        }
+      `,
     );
     expect(setup.body.errors).toBeUndefined();
     await redis!.stop();
 
-    const carrier = await graphql(url, 'mutation { createCarrier(carrier_tag: "while-down", host: "10.0.0.2", port: 5060) { carrier_tag } }');
+    const carrier = await graphql(
+      url,
+      'mutation { createCarrier(carrier_tag: "while-down", host: "10.0.0.2", port: 5060) { carrier_tag } }',
+    );
     expect(carrier.body).toEqual({ data: { createCarrier: { carrier_tag: 'while-down' } } });
     const renamed = await graphql(url, 'mutation { updateAccount(account_tag: "leaving", name: "Leaving") { name } }');
     expect(renamed.body).toEqual({ data: { updateAccount: { name: 'Leaving' } } });
@@ -54,6 +63,10 @@ describe('API writes while Redis is unreachable', () => {
     );
     expect(deleted.body.errors).toBeUndefined();
     const id = deleted.body.data!.deleteAccount.id;
-    expect(await ctx!.mongo.collections.ledger.findOne({ _id: opIds.close(id) })).toMatchObject({ amount: 0n, kind: 'close', account_tag: 'leaving' });
+    expect(await ctx!.mongo.collections.ledger.findOne({ _id: opIds.close(id) })).toMatchObject({
+      amount: 0n,
+      kind: 'close',
+      account_tag: 'leaving',
+    });
   }, 60000);
 });
