@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppContext } from '../shared/domain/context';
 import { ErrorCodes } from '../shared/infra/errors';
 import { sendError } from '../shared/infra/http/error-reply';
@@ -103,21 +103,24 @@ const queryGatePlugin: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { c
   const gate = new QueryGate(max, waitMs);
   app.decorate('queryGate', gate);
 
+  app.decorateRequest('queryTurn', null);
   app.addHook('preHandler', async (request, reply) => {
     if (request.routeOptions.url !== GRAPHQL_PATH) return;
-    // The response's 'close' comes once it is written, or when the connection ends before that.
+    // The response's 'close' comes once it is written, or when the connection ends before that: while
+    // the request waits, that is the client giving up.
     const gone = new AbortController();
-    let release: Release | null = null;
-    reply.raw.once('close', () => {
-      gone.abort();
-      release?.();
-    });
-    release = await gate.acquire(gone.signal);
-    if (release) {
-      if (gone.signal.aborted) release();
+    reply.raw.once('close', () => gone.abort());
+    const release = await gate.acquire(gone.signal);
+    if (release && !gone.signal.aborted) {
+      request.queryTurn = release;
       return;
     }
-    if (gone.signal.aborted) return; // nobody left to answer
+    release?.();
+    if (gone.signal.aborted) {
+      // Nobody left to answer: the request must not run (a mutation would happen unasked, outside a turn).
+      reply.hijack();
+      return;
+    }
     request.log.warn(
       { running: gate.running, queued: gate.queued, max, waitMs },
       'API GraphQL request refused: no turn within API_QUERY_WAIT_MS',
@@ -131,9 +134,22 @@ const queryGatePlugin: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { c
       { retryAfter: 1, limit: max, waitMs },
     );
   });
+  // The turn is given back once the answer is made (serialized: onSend), not when the client goes: a
+  // query whose client left goes on running, and the next one must wait for it. The answer is made
+  // whether or not anyone is left to read it; onResponse covers a reply that skipped onSend.
+  const giveBack = async (request: FastifyRequest) => {
+    request.queryTurn?.();
+    request.queryTurn = null;
+  };
+  app.addHook('onSend', giveBack);
+  app.addHook('onResponse', giveBack);
 };
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** The GraphQL request's turn, while it holds one (query-gate.ts). */
+    queryTurn: Release | null;
+  }
   interface FastifyInstance {
     /** Present when API_MAX_CONCURRENT_QUERIES is not 0. */
     queryGate?: QueryGate;

@@ -107,6 +107,72 @@ describe('API_MAX_CONCURRENT_QUERIES: API GraphQL requests take turns', () => {
     await until(() => gate.running === 0, 'the turn is given back');
   });
 
+  it('never runs a waiting request whose client went away (a mutation included)', async () => {
+    const { url, gate } = await api({ apiMaxConcurrentQueries: 1, apiQueryWaitMs: 60_000 });
+    const held = (await gate.acquire())!;
+    const abort = new AbortController();
+    const gone = fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'mutation { createCarrier(carrier_tag: "left-waiting", host: "10.0.0.9", port: 5060) { id } }' }),
+      signal: abort.signal,
+    }).catch((err: Error) => err.name);
+    await until(() => gate.queued === 1, 'the request waits');
+    abort.abort();
+    expect(await gone).toBe('AbortError');
+    await until(() => gate.queued === 0, 'the abandoned request leaves the queue');
+    held();
+    // Anything that would still run does so within a moment: a request after it is answered first.
+    expect((await graphql(url, '{ version }')).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await ctx.mongo.collections.carriers.countDocuments({ carrier_tag: 'left-waiting' })).toBe(0);
+  });
+
+  it('keeps the turn of a running request whose client went away until its work is done', async () => {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    let reads = 0;
+    const carriers = new Proxy(ctx.mongo.collections.carriers, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        if (prop !== 'findOne') return (value as (...a: unknown[]) => unknown).bind(target);
+        return async (...args: unknown[]) => {
+          reads += 1;
+          await opened;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const app = await buildApi({
+      ...ctx,
+      // The shared pool: the paused collection is the one the API's stores use.
+      config: { ...ctx.config, apiMaxConcurrentQueries: 1, apiQueryWaitMs: 60_000, apiMongoPoolSize: 0 },
+      mongo: { ...ctx.mongo, collections: { ...ctx.mongo.collections, carriers } },
+    } as AppContext);
+    apps.push(app);
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const gate = app.queryGate!;
+    const abort = new AbortController();
+    const gone = fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ Carrier(carrier_tag: "slow") { id } }' }),
+      signal: abort.signal,
+    }).catch((err: Error) => err.name);
+    await until(() => reads === 1, 'the request runs');
+    abort.abort();
+    expect(await gone).toBe('AbortError');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Its work goes on (the read is paused): the turn is still taken, and the next request waits.
+    expect(gate.running).toBe(1);
+    const next = graphql(url, '{ version }');
+    await until(() => gate.queued === 1, 'the next request waits');
+    open();
+    expect((await next).status).toBe(200);
+    await until(() => gate.running === 0, 'every turn is given back');
+  });
+
   it('API_MAX_CONCURRENT_QUERIES=0 takes no turns', async () => {
     const { url, app } = await api({ apiMaxConcurrentQueries: 0 });
     expect(app.queryGate).toBeUndefined();
