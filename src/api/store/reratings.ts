@@ -40,7 +40,7 @@ export class ReratingStore {
   }
 
   preview(index: RatingIndex, selection: RerateSelection, sample: number): Promise<ReratingPreview> {
-    return previewRerating(this.collections, index, selection, sample);
+    return previewRerating(this.collections, index, selection, sample, this.reads.maxTimeMS);
   }
 
   start(selection: RerateSelection): Promise<ReratingDoc> {

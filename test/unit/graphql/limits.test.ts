@@ -176,6 +176,14 @@ describe('cost', () => {
     expect(messages(fewer, defaults, apiSchema)).toEqual([expect.stringContaining('(GRAPHQL_MAX_COST)')]);
   });
 
+  it('prices a field that scans records (reratingPreview) by its scan: aliased previews are refused', () => {
+    const preview = (i: number) => `p${i}: reratingPreview(from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z") { records changed }`;
+    expect(messages(`{ ${preview(0)} }`, defaults, apiSchema)).toEqual([]);
+    expect(messages(`{ ${Array.from({ length: 10 }, (_, i) => preview(i)).join(' ')} }`, defaults, apiSchema)).toEqual([
+      expect.stringContaining('(GRAPHQL_MAX_COST)'),
+    ]);
+  });
+
   it('counts introspection lists at their average size in the schema', () => {
     const types = Object.keys(apiSchema.getTypeMap()).length;
     expect(measure('{ __schema { types { name } } }', apiSchema)?.cost).toBe(2 + types);

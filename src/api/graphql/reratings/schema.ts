@@ -1,5 +1,11 @@
 import { listArgs } from '../common/schema';
 
+/**
+ * A dry run reads and rates every record of its selection: a quarter of the default query cost limit, so
+ * a request holds a few (aliases), not hundreds (docs/API.md, "Query limits").
+ */
+const PREVIEW_COST = 50_000;
+
 const selectionArgs = 'from: DateTime!, to: DateTime!, account_tags: [String!], pricelist_tag: String, carrier_tag: String, prefix: String';
 
 export const reratingTypeDefs = /* GraphQL */ `
@@ -81,7 +87,7 @@ export const reratingTypeDefs = /* GraphQL */ `
     allReratings(${listArgs('ReratingFilter')}): [Rerating!]
     _allReratingsMeta(${listArgs('ReratingFilter')}): ListMetadata
     "The dry run: how many records a rerating would change, per account, and the biggest changes (sample: how many, default 10, at most 100)."
-    reratingPreview(${selectionArgs}, sample: Int): ReratingPreview!
+    reratingPreview(${selectionArgs}, sample: Int): ReratingPreview! @scan(cost: ${PREVIEW_COST})
   }
 
   extend type Mutation {

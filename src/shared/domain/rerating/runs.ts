@@ -92,6 +92,8 @@ export async function previewRerating(
   index: RatingIndex,
   selection: RerateSelection,
   sampleSize = 10,
+  /** The API's bound on the scan (MONGO_MAX_TIME_MS); the CLI's dry run has none. */
+  maxTimeMS?: number,
 ): Promise<ReratingPreview> {
   const preview: ReratingPreview = { records: 0, changed: 0, unchanged: 0, unrated: 0, difference: 0n, accounts: [], sample: [] };
   const perAccount = new Map<string, { records: number; difference: bigint }>();
@@ -132,7 +134,10 @@ export async function previewRerating(
     }
     batch = [];
   };
-  for await (const record of collections.transactions.find(selectionFilter(selection), { projection: { reratings: 0 } })) {
+  for await (const record of collections.transactions.find(selectionFilter(selection), {
+    projection: { reratings: 0 },
+    ...(maxTimeMS === undefined ? {} : { maxTimeMS }),
+  })) {
     batch.push(record);
     if (batch.length >= RERATE_BATCH_SIZE) await flush();
   }

@@ -56,6 +56,9 @@ export const DEFAULT_LIST_SIZE = 25;
 /** Name of the schema directive that marks a list field as embedded (see EMBEDDED_DIRECTIVE_TYPEDEFS). */
 export const EMBEDDED_DIRECTIVE = 'embedded';
 
+/** Name of the schema directive that gives a scanning field its cost (see EMBEDDED_DIRECTIVE_TYPEDEFS). */
+export const SCAN_DIRECTIVE = 'scan';
+
 /**
  * The directive's definition, for a schema whose fields use it. It only informs the cost measured here;
  * it changes nothing in execution, and introspection does not show where it is used.
@@ -63,6 +66,8 @@ export const EMBEDDED_DIRECTIVE = 'embedded';
 export const EMBEDDED_DIRECTIVE_TYPEDEFS = /* GraphQL */ `
   "A list whose elements the parent already holds (an array of its stored document, or of a computed object): no read of its own, so the query cost counts its selection once, not once per element (GRAPHQL_MAX_COST)."
   directive @${EMBEDDED_DIRECTIVE} on FIELD_DEFINITION
+  "A field whose answer is a scan of stored records (a rerating's dry run), not one read: the query cost counts it as this much (GRAPHQL_MAX_COST)."
+  directive @${SCAN_DIRECTIVE}(cost: Int!) on FIELD_DEFINITION
 `;
 
 /**
@@ -168,7 +173,7 @@ function measureOperation(
         m = {
           depth: parent?.name === '__Type' && selection.name.value === 'ofType' ? inner.depth : inner.depth + 1,
           fields: inner.fields + 1,
-          cost: 1 + size * inner.cost,
+          cost: (field ? ownCost(field) : 1) + size * inner.cost,
         };
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
@@ -210,6 +215,13 @@ function measureOperation(
 /** Whether a field's definition carries @embedded (schemas built from SDL keep it in the field's AST node). */
 function isEmbedded(field: GraphQLField<unknown, unknown>): boolean {
   return field.astNode?.directives?.some((d) => d.name.value === EMBEDDED_DIRECTIVE) ?? false;
+}
+
+/** A field's own cost: 1, or its @scan cost. */
+function ownCost(field: GraphQLField<unknown, unknown>): number {
+  const scan = field.astNode?.directives?.find((d) => d.name.value === SCAN_DIRECTIVE);
+  const value = scan?.arguments?.find((a) => a.name.value === 'cost')?.value;
+  return value?.kind === Kind.INT ? Number(value.value) : 1;
 }
 
 const introspectionSizeCache = new WeakMap<GraphQLSchema, Map<string, number>>();
