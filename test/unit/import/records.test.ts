@@ -176,3 +176,20 @@ describe('CSV records the parser cannot read', () => {
     for (const size of [1, 3, 7]) expect(await read(body, size, `${HEADER}\r\n`)).toEqual(records);
   });
 });
+
+describe('JSON-lines records', () => {
+  it('strip a byte order mark before the first line, as CSV files do, whatever the chunks', async () => {
+    const line = '{"transaction_tag":"t1","account_tag":"a"}';
+    const bytes = Buffer.from(`\uFEFF${line}\n{"transaction_tag":"t2","account_tag":"a"}\n`, 'utf8');
+    for (const size of [1, 2, 5, bytes.length]) {
+      const chunks: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
+      const out: Array<[number, string]> = [];
+      for await (const r of readRecords(Readable.from(chunks), 'jsonl')) out.push([r.line, r.raw]);
+      expect(out).toEqual([
+        [1, line],
+        [2, '{"transaction_tag":"t2","account_tag":"a"}'],
+      ]);
+    }
+  });
+});

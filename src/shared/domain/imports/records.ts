@@ -37,8 +37,10 @@ async function* jsonlRecords(input: Readable): AsyncGenerator<SourceRecord> {
   const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
   let index = 0;
-  for await (const text of lines) {
+  for await (const read of lines) {
     line += 1;
+    // A byte order mark (editors on Windows write one) is not part of the first record, as in CSV.
+    const text = line === 1 ? read.replace(/^\uFEFF/, '') : read;
     if (text.trim() === '') continue;
     yield { index: index++, line, raw: text };
   }
