@@ -91,6 +91,26 @@ describe('asterisk (cdr_csv Master.csv)', () => {
     expect(rejects).toEqual([{ line: 8, reason: expect.stringMatching(/^BAD_USER_INPUT: Quote Not Closed/), raw: lastLine }]);
   });
 
+  it('skips the header row again where files with one are concatenated, not counting it as a line', async () => {
+    const header =
+      'accountcode,src,dst,dcontext,clid,channel,dstchannel,lastapp,lastdata,start,answer,end,duration,billsec,disposition,amaflags,uniqueid,userfield';
+    // The sample without its last line, which it leaves truncated on purpose.
+    const content = sample('asterisk/Master.csv').toString().split('\n').slice(0, -1).join('\n');
+    const file = `${header}\n${content}\n`;
+    const once = await readCdrs(named('asterisk', 'Europe/Berlin'), file);
+    const twice = await readCdrs(named('asterisk', 'Europe/Berlin'), file + file);
+    expect(counts(twice.totals)).toEqual({
+      ...counts(once.totals),
+      lines: 2 * once.totals.lines,
+      accepted: 2 * once.totals.accepted,
+      invalid: 2 * once.totals.invalid,
+      unanswered: 2 * once.totals.unanswered,
+      otherRows: 2 * once.totals.otherRows,
+    });
+    expect(twice.rejects).toEqual(once.rejects.concat(once.rejects.map((r) => ({ ...r, line: r.line + once.totals.lines + 1 }))));
+    expect(twice.header).toEqual({ line: 1, raw: header });
+  });
+
   it('recognises a header row, and reads the columns by its names', async () => {
     const header =
       'accountcode,src,dst,dcontext,clid,channel,dstchannel,lastapp,lastdata,start,answer,end,duration,billsec,disposition,amaflags,uniqueid,userfield';

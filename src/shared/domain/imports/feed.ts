@@ -115,7 +115,7 @@ async function feedCdr(input: Readable, cdr: CdrFormat, options: FeedOptions): P
   };
   for await (const row of cdrRows(input, cdr)) {
     if (row.header) {
-      options.onHeader?.(row.line, row.raw);
+      if (!row.repeated) options.onHeader?.(row.line, row.raw);
       continue;
     }
     totals.lines += 1;

@@ -15,6 +15,8 @@ export interface CdrRow {
   layout?: Layout;
   error?: string;
   header?: true;
+  /** A copy of the header row further on (files with one concatenated): skipped, not a line. */
+  repeated?: true;
 }
 
 /**
@@ -25,6 +27,8 @@ export interface CdrRow {
  */
 class Rows {
   private headerLayout: Layout | null = null;
+  /** The header row's text: a row further on that is the same text is the header again. */
+  private headerRaw: string | null = null;
   private index = 0;
   private first = true;
 
@@ -53,6 +57,7 @@ class Rows {
       if ('layout' in found) {
         this.first = false;
         this.headerLayout = found.layout;
+        this.headerRaw = row.raw;
         return { index: -1, line: row.line, raw: row.raw, header: true };
       }
       // A row naming every column the mapping needs is a header row, whatever else it lacks: read as a
@@ -69,6 +74,8 @@ class Rows {
     if (row.error !== undefined) return { index: -1, line: row.line, raw: row.raw, error: row.error };
     const first = this.first;
     this.first = false;
+    if (this.headerRaw !== null && row.raw === this.headerRaw)
+      return { index: -1, line: row.line, raw: row.raw, header: true, repeated: true };
     const layout = this.headerLayout
       ? row.cells.length === this.headerLayout.names.length
         ? this.headerLayout
