@@ -63,7 +63,10 @@ export async function processImportBatch(deps: TransactionDeps, job: ImportBatch
   } catch (err) {
     permanent(err);
   }
-  if (done && (job.deadline === null || done.decided_at)) return { ...done.result, replayed: done.job_timestamp !== jobTimestamp };
+  if (done && (job.deadline === null || done.decided_at)) {
+    const replayed = done.job_timestamp !== jobTimestamp;
+    return { ...done.result, replayed, ...(replayed ? { finished_by_job: done.job_timestamp } : {}) };
+  }
   if (done) return concludeAgentBatch(deps, job, batchId, done.result);
 
   const tags = new Set<string>();

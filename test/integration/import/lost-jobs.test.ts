@@ -9,6 +9,8 @@ import { waitFor } from '../../support/agent-harness';
 import { createTestContext, TestContext } from '../../support/harness';
 import { startWorkerProcess, WorkerProcess } from '../../support/processes';
 import { importLine, seedImportData } from './support';
+import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
+import { processImportBatch } from '../../../src/workers/imports/batch';
 
 /**
  * Redis is only the fast path: an import whose batch job or settlement job Redis lost (a restart
@@ -80,5 +82,33 @@ describe('an import whose jobs Redis lost', () => {
     expect(await finishedBatch(ctx.mongo.db, importBatchId('lost', 0))).toBeTruthy();
     expect(await balance('a0')).toBe(1_000_000n - 75n);
     expect((await auditLedger(ctx.mongo.collections)).differences).toEqual([]);
+  }, 120_000);
+
+  it('a batch finished by the job Redis lost, and answered through the job sent again, counts as rated by this import', async () => {
+    await worker?.stop();
+    worker = undefined;
+    const results: ImportBatchResult[] = [];
+    const submitter = new BatchSubmitter(ctx.queues.imports, events, ctx.mongo.db, 4, async (r) => void results.push(r));
+    const batchLines = lines(0, 'a1');
+    await submitter.submit('late', 0, batchLines);
+    const id = importBatchId('late', 0);
+    expect(await waitFor(async () => (await ctx.queues.imports.getJob(id)) !== undefined, 'the job queued', 10_000)).toBe(true);
+    const first = (await ctx.queues.imports.getJob(id))!.timestamp;
+    await lose(id);
+    // The importer's poll finds it gone and sends it again (no result stored yet).
+    expect(
+      await waitFor(async () => ((await ctx.queues.imports.getJob(id))?.timestamp ?? first) !== first, 'the job sent again', 20_000),
+    ).toBe(true);
+    // Meanwhile the first job's worker, still running, finishes the batch (here, in this process).
+    const rating = await RatingDataCache.start(ctx);
+    try {
+      await processImportBatch({ ctx, rating }, { import_id: 'late', batch: 0, lines: batchLines, deadline: null }, first);
+    } finally {
+      await rating.close();
+    }
+    worker = await startWorkerProcess(ctx.config, { LONG_CALL_SCAN_SECONDS: '3600' });
+    expect(await waitFor(async () => results.length === 1, 'the answer of the job sent again', 30_000)).toBe(true);
+    expect(results[0]).toMatchObject({ replayed: false, rated: 2 });
+    submitter.close();
   }, 120_000);
 });

@@ -163,7 +163,11 @@ export class BatchSubmitter {
     // poll reads it again.
     if (!waiter || result === null || result === undefined) return;
     this.waiters.delete(jobId);
-    waiter.resolve(result);
+    // Finished by another job of this importer (the one Redis lost, which ran on): this import's work.
+    const batch = result as Partial<ImportBatchResult>;
+    if (waiter.kind === 'batch' && batch.replayed && batch.finished_by_job !== undefined && waiter.jobTimestamps.has(batch.finished_by_job))
+      waiter.resolve({ ...batch, replayed: false });
+    else waiter.resolve(result);
   }
 
   private async checkFailed(jobId: string): Promise<void> {

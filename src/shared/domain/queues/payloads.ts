@@ -137,4 +137,9 @@ export interface ImportBatchResult {
   charged_linked: string;
   /** True when an earlier run had already finished this batch: nothing was done now. */
   replayed: boolean;
+  /**
+   * With `replayed`: the creation time of the job that finished the batch. The importer that sent that
+   * job too (it sent the batch again when Redis lost the first) counts the batch as its own.
+   */
+  finished_by_job?: number;
 }
