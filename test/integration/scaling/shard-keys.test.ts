@@ -236,7 +236,9 @@ describe('shard keys: the hot path and the money path name their account', () =>
         ...start(`${prefix}-${i}`, tag),
         timestamp_end: new Date().toISOString(),
       }));
-    const file = await processImportBatch(deps, { import_id: 'imp-1', batch: 0, lines: lines('imp'), deadline: null }, Date.now());
+    // A batch id always holds the same lines (its claim keeps their hash): built once, sent again below.
+    const impLines = lines('imp');
+    const file = await processImportBatch(deps, { import_id: 'imp-1', batch: 0, lines: impLines, deadline: null }, Date.now());
     expect(file).toMatchObject({ rated: 3, refused: [] });
     const agent = await processImportBatch(
       deps,
@@ -265,7 +267,7 @@ describe('shard keys: the hot path and the money path name their account', () =>
     flow = 'setup';
     const before = await balances();
     flow = 'import-retry';
-    const again = await processImportBatch(deps, { import_id: 'imp-1', batch: 0, lines: lines('imp'), deadline: null }, Date.now());
+    const again = await processImportBatch(deps, { import_id: 'imp-1', batch: 0, lines: impLines, deadline: null }, Date.now());
     expect(again).toEqual({ ...file, replayed: false });
     flow = 'setup';
     expect(await balances()).toEqual(before);
