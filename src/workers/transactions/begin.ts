@@ -6,14 +6,14 @@ import { refusalAlert } from '../../shared/domain/alerts';
 import { beforeDeadline, type BeginJob, done, type OperationResult, type Reason, Reasons, refused } from '../../shared/domain/calls';
 import { availableBalance, canAffordStartAt, hasSpendLimits } from '../../shared/domain/rating';
 import { spendRoom } from '../../shared/domain/ledger';
-import { conclude, decidedDone, fencedAnswer, JobRef } from './decide';
+import { conclude, decidedDone, decideRefusal, fencedAnswer, JobRef } from './decide';
 import { beginFate } from './fates';
 import { removeEntry } from './entries';
 import { foreignRecordFate } from './refund';
 import { finishPendingRollbacks } from './rollback';
 import { TransactionDeps } from './deps';
 import { Party, resolveParties } from './parties';
-import { dropExpired, releaseReservation, releaseReservations, takeOverReservation } from './reservations';
+import { dropExpired, releaseReservations, restoreReservation, takeOverReservation } from './reservations';
 import { rateParties } from './route';
 import type { EntryRecovery } from './recovery';
 
@@ -22,7 +22,15 @@ const MAX_OPTIMISTIC_ATTEMPTS = 200;
 /** `decided`: the entry carries `begin_decided` (its write was the begin's decision, see tryBegin). */
 type Insertion =
   /** `made`: the entry as this attempt wrote it (absent when an earlier run of the job had). */
-  { ok: true; entryId: string; decided: boolean; made?: RunningTransaction } | { ok: false; reason: Reason; fenced?: true };
+  | {
+      ok: true;
+      entryId: string;
+      decided: boolean;
+      made?: RunningTransaction;
+      /** The call's reservation the entry took the place of: put back if the begin is undone. */
+      replaced?: RunningTransaction;
+    }
+  | { ok: false; reason: Reason; fenced?: true };
 
 /**
  * For the write that decides a single-party begin (issue 36): the job's fence must be absent from the
@@ -64,15 +72,14 @@ async function insertEntry(deps: TransactionDeps, party: Party, entry: RunningTr
     }
     if (same && isReservation(same)) {
       // The call's authorization holds its slot: the entry takes it over, so the limit is not checked again.
-      if (prepaid && !canAffordStartAt(entry.rate, entry.timestamp_begin, availableBalance(account.balance, running, new Date()))) {
-        // The call will not run: its slot and hold go now, not at the reservation's expiry.
-        await releaseReservation(accounts, account, same.id);
+      // Refused, the reservation stays until the refusal is decided (begin releases it then, if the
+      // proxy hears it; past the deadline the call may still run on it).
+      if (prepaid && !canAffordStartAt(entry.rate, entry.timestamp_begin, availableBalance(account.balance, running, new Date())))
         return { ok: false, reason: Reasons.BALANCE_INSUFFICIENT };
-      }
       // Its authorization's hold (spend limits) stays with the call: the limits already granted it.
       const taking = same.hold !== undefined && same.hold !== null ? { ...entry, hold: same.hold } : entry;
       if (await takeOverReservation(deps, account, same.id, taking, prepaid, unfenced(entry)))
-        return { ok: true, entryId: entry.id, decided: entry.begin_decided === true, made: taking };
+        return { ok: true, entryId: entry.id, decided: entry.begin_decided === true, made: taking, replaced: same };
       account = await accounts.findOne({ _id: account._id, account_tag: account.account_tag });
       continue;
     }
@@ -204,13 +211,19 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
         reason: result.reason!,
       });
     }
-    // The call will not run: what its authorization holds on the other parties (a reseller's hold, a
-    // slot) goes now, not at its expiry; the proxy's rollback would find nothing to release it by once
-    // the caller holds nothing. Only a refusal the proxy will hear (before the deadline: past it the agent
-    // answers TIMEOUT and the call may run to its grant) about this call's own start (not BUSY, TIMEOUT or
-    // DUPLICATE_TRANSACTION, which leave the call as it was or name another begin of it).
-    if (result.parties && !RELEASE_KEPT.has(result.reason!) && beforeDeadline(ref.deadline))
-      await releaseReservations(deps.ctx.mongo.collections.accounts, result.parties, callId(job.account_tag, job.transaction_tag));
+    // The call will not run: what its authorization holds on its parties (a reseller's hold, a slot)
+    // goes now, not at its expiry; the proxy's rollback would find nothing to release it by once the
+    // caller holds nothing. Only once the refusal is decided as the answer (in time: past the deadline the
+    // agent answers TIMEOUT and the call may run to its grant), and only a refusal of this call's own
+    // start (not BUSY, TIMEOUT or DUPLICATE_TRANSACTION, which leave the call as it was or name another
+    // begin of it). Deciding it here costs nothing more: the worker's own deciding finds it decided.
+    if (result.parties && !RELEASE_KEPT.has(result.reason!)) {
+      const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
+      const answer = await decideRefusal(deps, opRef, ref.deadline, refused(result.reason));
+      if (!answer.ok && answer.reason === result.reason)
+        await releaseReservations(deps.ctx.mongo.collections.accounts, result.parties, callId(job.account_tag, job.transaction_tag));
+      return answer;
+    }
     return refused(result.reason);
   }
   const made = result.inserted.map((e) => ({ account_tag: e.account_tag, entry_id: e.id }));
@@ -223,7 +236,8 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
   }
   const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag, made };
   return conclude(deps, opRef, ref.deadline, done(), async (undo) => {
-    await Promise.all(undo.map((e) => removeEntry(deps, e.account_tag, e.entry_id!)));
+    const byId = new Map(result.inserted.map((e) => [e.id, e]));
+    await Promise.all(undo.map((e) => unmake(deps, byId.get(e.entry_id!) ?? { account_tag: e.account_tag, id: e.entry_id! })));
   });
 }
 
@@ -232,7 +246,23 @@ const RELEASE_KEPT: ReadonlySet<string> = new Set([Reasons.BUSY, Reasons.TIMEOUT
 
 type BeginAttempt =
   | (OperationResult & { ok: false; refusedBy?: AccountDoc; fenced?: true; parties?: string[] })
-  | { ok: true; inserted: Array<{ account_tag: string; id: string }>; decided: boolean; entry?: RunningTransaction };
+  | { ok: true; inserted: Inserted[]; decided: boolean; entry?: RunningTransaction };
+
+/** An entry a begin made, and the call's reservation it took the place of, if any. */
+interface Inserted {
+  account_tag: string;
+  id: string;
+  replaced?: RunningTransaction;
+}
+
+/**
+ * Takes back an entry this begin made: the reservation it took the place of comes back (the call may
+ * still run on what its authorization reserved when the agent answered TIMEOUT), else it goes.
+ */
+async function unmake(deps: TransactionDeps, made: Inserted): Promise<void> {
+  if (made.replaced) await restoreReservation(deps.ctx.mongo.collections.accounts, made.account_tag, made.id, made.replaced);
+  else await removeEntry(deps, made.account_tag, made.id);
+}
 
 async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAuthorizationRead = true): Promise<BeginAttempt> {
   const { accounts, transactions } = deps.ctx.mongo.collections;
@@ -262,7 +292,7 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAu
   const callParties = rated.map((r) => r.party.account.account_tag);
   // The caller's carrier is the one the call goes out on; parents bill it at their own rates.
   const carrierIp = job.carrier_ip ?? rated[0].rate.carrierIp;
-  const inserted: Array<{ account_tag: string; id: string }> = [];
+  const inserted: Inserted[] = [];
   const call = callId(job.account_tag, job.transaction_tag);
   // A call of one party is decided by the write that makes its entry, conditional on the agent not
   // having abandoned it (issue 36: no decision document). With more parties, each entry is made and the
@@ -296,12 +326,16 @@ async function tryBegin(deps: TransactionDeps, job: BeginJob, ref: JobRef, useAu
     // Not decidable on authorization's read: decided as any begin, on fresh reads (nothing was made).
     if (result === 'stale') return tryBegin(deps, job, ref, false);
     if (!result.ok) {
-      await Promise.all(inserted.map((e) => removeEntry(deps, e.account_tag, e.id)));
+      await Promise.all(inserted.map((e) => unmake(deps, e)));
       return result.fenced
         ? { ok: false, reason: result.reason, fenced: true }
         : { ok: false, reason: result.reason, refusedBy: party.account, parties: callParties };
     }
-    inserted.push({ account_tag: party.account.account_tag, id: result.entryId });
+    inserted.push({
+      account_tag: party.account.account_tag,
+      id: result.entryId,
+      ...(result.replaced ? { replaced: result.replaced } : {}),
+    });
     decided = result.decided;
     made = result.made;
   }

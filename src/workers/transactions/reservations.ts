@@ -172,15 +172,20 @@ export async function takeOverReservation(
   return result.modifiedCount === 1;
 }
 
-/** Removes a call's reservation, only while it is still one (a begin of the call may have taken it over). */
-export async function releaseReservation(accounts: Collections['accounts'], account: AccountDoc, reservationId: string): Promise<void> {
+/**
+ * Puts a call's reservation back in the place of the entry a begin made from it (the begin undone:
+ * refused by another party, or abandoned), keeping its slot and hold until it expires as it would have.
+ */
+export async function restoreReservation(
+  accounts: Collections['accounts'],
+  accountTag: string,
+  entryId: string,
+  reservation: RunningTransaction,
+): Promise<void> {
   await accounts.updateOne(
-    {
-      _id: account._id,
-      account_tag: account.account_tag,
-      running_transactions: { $elemMatch: { id: reservationId, reserved_until: { $ne: null } } },
-    },
-    { $pull: { running_transactions: { id: reservationId } }, $inc: { rev: 1 } },
+    { account_tag: accountTag, 'running_transactions.id': entryId },
+    { $set: { 'running_transactions.$[r]': reservation }, $inc: { rev: 1 } },
+    { arrayFilters: [{ 'r.id': entryId }] },
   );
 }
 
