@@ -23,7 +23,7 @@ import { commandConfig, serviceServers } from './servers';
 import { reportFailure as reportCliFailure, UsageError } from './failure';
 
 export const USAGE = `usage: rating rerate --from T --to T [options]
-  --from T, --to T   calls that started from T (inclusive) to T (exclusive), ISO 8601 (no zone = UTC)
+  --from T, --to T   calls that started from T (inclusive) to T (exclusive), ISO 8601 in UTC (Z or no zone)
   --accounts A,B     only these accounts' records (a parent's records are its share of its children's calls)
   --pricelist P      only records charged with a rate of this pricelist
   --carrier C        only records charged with a rate of this carrier
