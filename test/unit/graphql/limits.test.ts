@@ -179,6 +179,9 @@ describe('cost', () => {
   it('prices a field that scans records (reratingPreview) by its scan: aliased previews are refused', () => {
     const preview = (i: number) => `p${i}: reratingPreview(from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z") { records changed }`;
     expect(messages(`{ ${preview(0)} }`, defaults, apiSchema)).toEqual([]);
+    const some = (n: number) => `{ ${Array.from({ length: n }, (_, i) => preview(i)).join(' ')} }`;
+    expect(messages(some(4), defaults, apiSchema)).toEqual([]);
+    expect(messages(some(5), defaults, apiSchema)).toEqual([expect.stringContaining('(GRAPHQL_MAX_COST)')]);
     expect(messages(`{ ${Array.from({ length: 10 }, (_, i) => preview(i)).join(' ')} }`, defaults, apiSchema)).toEqual([
       expect.stringContaining('(GRAPHQL_MAX_COST)'),
     ]);

@@ -93,8 +93,30 @@ describe('timed rates in the rating index', () => {
       const late = new Date('2026-01-05T17:59:00Z');
       expect(callFee(snapshotAt(RatingIndex.build(order, [carrier]), late), late, 120).fee).toBe(50n);
     }
-    // Two windows of one rank that overlap: the choice is the same in every order (by the timing's form).
-    const morning: RateTiming = { days: [1], start: '08:00:00', end: '12:00:00', holidays: null };
+    // A narrower window of one rank written on top of a wider one applies inside it: a lunch peak.
+    const lunch: RateTiming = { days: [1, 2, 3, 4, 5], start: '12:00:00', end: '14:00:00', holidays: null };
+    const day: RateTiming = { days: [1, 2, 3, 4, 5], start: '08:00:00', end: '20:00:00', holidays: null };
+    const monday13 = new Date('2026-01-05T13:00:00Z');
+    for (const order of [
+      [
+        rate({}),
+        rate({ rate: 20, description: 'day', timing: day, timing_key: 'day' }),
+        rate({ rate: 90, description: 'lunch', timing: lunch, timing_key: 'lunch' }),
+      ],
+      [
+        rate({}),
+        rate({ rate: 90, description: 'lunch', timing: lunch, timing_key: 'lunch' }),
+        rate({ rate: 20, description: 'day', timing: day, timing_key: 'day' }),
+      ],
+    ]) {
+      const snap = snapshotAt(RatingIndex.build(order, [carrier]), monday13);
+      expect(snap.description).toBe('lunch');
+      // 13:59 for two minutes: one at lunch, one at the day price.
+      const at = new Date('2026-01-05T13:59:00Z');
+      expect(callFee(snapshotAt(RatingIndex.build(order, [carrier]), at), at, 120).fee).toBe(110n);
+    }
+    // Two windows of one rank and width that overlap: the choice is the same in every order (by the timing's form).
+    const morning: RateTiming = { days: [1, 2, 3, 4, 5], start: '09:00:00', end: '19:00:00', holidays: null };
     const fees = [
       [rate({}), rate({ rate: 20, timing: office, timing_key: 'office' }), rate({ rate: 40, timing: morning, timing_key: 'morning' })],
       [rate({}), rate({ rate: 40, timing: morning, timing_key: 'morning' }), rate({ rate: 20, timing: office, timing_key: 'office' })],

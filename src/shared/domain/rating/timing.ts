@@ -8,8 +8,9 @@
  *   to the day it starts on, so Friday's night window runs into Saturday morning, and `days` and
  *   `holidays` are read on Friday.
  * - `holidays`: 'only' (on holiday dates only), 'exclude' (never on them), null (whatever the day).
- * - Specificity, when several versions of one rate match an instant: holiday (4) over weekday (3) over a
- *   window on every day (2) over no timing (1).
+ * - Specificity, when several versions of one rate match an instant: holiday over weekday over a window
+ *   on every day over no timing, and within each a time window over the whole day (`specificity`); two
+ *   of one rank, the narrower (fewer seconds a week), then by written form (`appliesBefore`).
  */
 import type { RateTiming } from '../types';
 
@@ -106,13 +107,24 @@ export function specificity(timing: RateTiming | null | undefined): number {
 }
 
 /**
- * Whether timing `a` applies before `b` where both match: the more specific, and between two of one
- * rank (windows that overlap), the one whose written form sorts first, so the choice never depends on
- * the order the store returned the rates in.
+ * Whether timing `a` applies before `b` where both match: the more specific; between two of one rank
+ * (windows that overlap), the narrower, as a lunch peak 12:00-14:00 written on top of a day price
+ * 08:00-20:00; then the one whose written form sorts first, so the choice never depends on the order the
+ * store returned the rates in.
  */
 export function appliesBefore(a: RateTiming | null | undefined, rankA: number, b: RateTiming | null | undefined, rankB: number): boolean {
   if (rankA !== rankB) return rankA > rankB;
+  const [wideA, wideB] = [weeklySeconds(a), weeklySeconds(b)];
+  if (wideA !== wideB) return wideA < wideB;
   return (timingKey(a) ?? '') < (timingKey(b) ?? '');
+}
+
+/** How many seconds of a week a timing covers (its window times its days; holidays aside). */
+function weeklySeconds(timing: RateTiming | null | undefined): number {
+  const days = timing?.days?.length ?? 7;
+  if (!timing || timing.start === null || timing.end === null) return days * 86_400;
+  const length = (parseTimeOfDay(timing.end)! - parseTimeOfDay(timing.start)! + 86_400) % 86_400;
+  return days * (length === 0 ? 86_400 : length);
 }
 
 function previousDate(date: string): string {
