@@ -147,7 +147,9 @@ export class TransactionStore {
       // A rollback answered ok refunds the records it was decided on, found by _id: one whose worker
       // died before the refund leaves the record charged until the recovery sweep carries it out, and
       // deleting it then would lose the refund (the check an account's deletion makes, deletion-checks.ts).
-      if (await exists(this.collections.outcomes, { ...UNDONE_ROLLBACKS, 'targets.record_id': record._id }))
+      // A target names the record, or the running entry processing recorded it under (the same id).
+      const targeted = { $or: [{ 'targets.record_id': record._id }, { 'targets.entry_id': record._id }] };
+      if (await exists(this.collections.outcomes, { ...UNDONE_ROLLBACKS, ...targeted }))
         throw badInput('transaction', 'a rollback answered ok has still to refund this call: try again in a moment');
       // Not while the engine is charging, refunding or rerating it: that work would find nothing (a
       // rollback answered ok would never refund) or move money for a record that is gone.

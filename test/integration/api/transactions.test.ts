@@ -261,6 +261,22 @@ describe('API transactions', () => {
       expect((await api.ok(`mutation { deleteTransaction(id: "${id}") { id } }`)).deleteTransaction).toEqual({ id });
     });
 
+    it('so does it when the rollback took the running entry that processing then recorded under the same id', async () => {
+      const id = await engineRecord('e-del-rollback-entry', 'charged');
+      await api.ctx.mongo.collections.outcomes.insertOne({
+        _id: 'rollback-job-e-del-entry',
+        op: 'rollback',
+        state: 'done',
+        account_tag: 'acc',
+        transaction_tag: 'e-del-rollback-entry',
+        result: null,
+        targets: [{ account_tag: 'acc', entry_id: id }],
+        at: new Date(),
+      });
+      expectError(await api.gql(`mutation { deleteTransaction(id: "${id}") { id } }`), 'BAD_USER_INPUT', 'transaction');
+      expect(await api.ctx.mongo.collections.transactions.findOne({ _id: id })).not.toBeNull();
+    });
+
     it('takes back an engine rate snapshot unchanged as the console or react-admin send it (another key order, no timed prices)', async () => {
       const snapshot = snapshotOf({
         pricelist_tag: 'pl',
