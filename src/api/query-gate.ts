@@ -91,7 +91,9 @@ const GRAPHQL_PATH = '/graphql';
 /**
  * At most API_MAX_CONCURRENT_QUERIES GraphQL requests of the management API run at once in this
  * process, from the moment their body is read (after authentication and the rate limit) until their
- * answer is written or the client goes away; the answer's serialization is inside the turn. The
+ * answer is made (serialized); a request whose client left keeps its turn while it still runs, at most
+ * MONGO_MAX_TIME_MS more (what its reads may take; one waiting on an unreachable Redis would otherwise
+ * hold it for the whole outage). The
  * others wait in arrival order, at most API_QUERY_WAIT_MS, then get HTTP 429 RATE_LIMITED. In
  * single-process mode (`npm start`) the API shares its event loop with the agent and the workers:
  * however many clients send the most expensive queries the limits allow, only that many are being
@@ -113,6 +115,9 @@ const queryGatePlugin: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { c
     const release = await gate.acquire(gone.signal);
     if (release && !gone.signal.aborted) {
       request.queryTurn = release;
+      reply.raw.once('close', () => {
+        if (request.queryTurn) setTimeout(release, ctx.config.mongoMaxTimeMs).unref();
+      });
       return;
     }
     release?.();
@@ -134,9 +139,9 @@ const queryGatePlugin: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { c
       { retryAfter: 1, limit: max, waitMs },
     );
   });
-  // The turn is given back once the answer is made (serialized: onSend), not when the client goes: a
-  // query whose client left goes on running, and the next one must wait for it. The answer is made
-  // whether or not anyone is left to read it; onResponse covers a reply that skipped onSend.
+  // The turn is given back once the answer is made (serialized: onSend), not as soon as the client goes:
+  // a query whose client left goes on running, and the next one waits for it (bounded above). The
+  // answer is made whether or not anyone is left to read it; onResponse covers a reply that skipped onSend.
   const giveBack = async (request: FastifyRequest) => {
     request.queryTurn?.();
     request.queryTurn = null;

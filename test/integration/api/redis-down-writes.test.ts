@@ -20,7 +20,12 @@ describe('API writes while Redis is unreachable', () => {
 
   beforeAll(async () => {
     redis = await startRedisServer({ host: '127.0.0.1' });
-    const config = testConfig({ MONGO_DB: uniqueName('api_redis_down') });
+    const config = testConfig({
+      MONGO_DB: uniqueName('api_redis_down'),
+      API_MAX_CONCURRENT_QUERIES: '2',
+      API_QUERY_WAIT_MS: '8000',
+      MONGO_MAX_TIME_MS: '2000',
+    });
     ctx = await createContext(config, { mongoUrl: serverUrls().mongoUrl, redisUrl: redis.url }, createLogger(config, 'test'));
     app = await buildApi(ctx);
     url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -68,5 +73,27 @@ describe('API writes while Redis is unreachable', () => {
       kind: 'close',
       account_tag: 'leaving',
     });
+  }, 60000);
+
+  it('gives back the turn of a request stuck on Redis whose client left, within MONGO_MAX_TIME_MS', async () => {
+    // The dashboard reads queue depths from Redis: with Redis away, ioredis holds those reads.
+    const stuck = Array.from({ length: 2 }, () => {
+      const abort = new AbortController();
+      const sent = fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ dashboard { queues { name waiting } } }' }),
+        signal: abort.signal,
+      }).catch((err: Error) => err.name);
+      return { abort, sent };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const s of stuck) s.abort.abort();
+    for (const s of stuck) expect(await s.sent).toBe('AbortError');
+    const after = await graphql(
+      url,
+      'mutation { createCarrier(carrier_tag: "after-stuck", host: "10.0.0.3", port: 5060) { carrier_tag } }',
+    );
+    expect(after.body).toEqual({ data: { createCarrier: { carrier_tag: 'after-stuck' } } });
   }, 60000);
 });
