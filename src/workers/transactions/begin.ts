@@ -216,7 +216,7 @@ export async function begin(deps: TransactionDeps, job: BeginJob, ref: JobRef): 
     // caller holds nothing. Only once the refusal is decided as the answer (in time: past the deadline the
     // agent answers TIMEOUT and the call may run to its grant), and only a refusal of this call's own
     // start (not BUSY, TIMEOUT or DUPLICATE_TRANSACTION, which leave the call as it was or name another
-    // begin of it). Deciding it here costs nothing more: the worker's own deciding finds it decided.
+    // begin of it). Decided here, the worker's own deciding finds it in the process's decision memory.
     if (result.parties && !RELEASE_KEPT.has(result.reason!)) {
       const opRef = { jobId: ref.id, op: 'begin', account_tag: job.account_tag, transaction_tag: job.transaction_tag };
       const answer = await decideRefusal(deps, opRef, ref.deadline, refused(result.reason));

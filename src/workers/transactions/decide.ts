@@ -107,6 +107,10 @@ export async function decideRefusal(
   result: OperationResult,
 ): Promise<OperationResult> {
   if (result.ok) return result;
+  // Decided already in this process (a refused begin decides before it releases reservations): a
+  // decision never changes, so it is the answer, without asking MongoDB again.
+  const known = deps.decisions?.get(ref.jobId);
+  if (known) return known.state === 'abandoned' ? timedOut : (known.result ?? done());
   if (result.reason === Reasons.TIMEOUT || result.reason === Reasons.UNAVAILABLE) return fencedAnswer(deps, ref, result);
   // A begin or end may decide by its own write (a single-party call): fenced first, a run of the same
   // job from a restored queue cannot make that write after this refusal; made already by an earlier
