@@ -111,4 +111,29 @@ describe('an import whose jobs Redis lost', () => {
     expect(results[0]).toMatchObject({ replayed: false, rated: 2 });
     submitter.close();
   }, 120_000);
+  it('a lost job of a batch id finished with other lines is not answered with their result', async () => {
+    await worker?.stop();
+    worker = undefined;
+    const rating = await RatingDataCache.start(ctx);
+    try {
+      await processImportBatch({ ctx, rating }, { import_id: 'reused', batch: 0, lines: lines(0, 'a0'), deadline: null }, 1);
+    } finally {
+      await rating.close();
+    }
+    const results: ImportBatchResult[] = [];
+    const submitter = new BatchSubmitter(ctx.queues.imports, events, ctx.mongo.db, 4, async (r) => void results.push(r));
+    await submitter.submit('reused', 0, lines(7, 'a1'));
+    await lose(importBatchId('reused', 0));
+    // No worker runs: the answer can only come from the importer's own poll (the job found gone).
+    const outcome = await Promise.race([
+      submitter.drain().then(
+        () => 'drained',
+        (err: Error) => err.message,
+      ),
+      new Promise<string>((resolve) => setTimeout(() => resolve(`no failure; answered ${JSON.stringify(results)}`), 20_000)),
+    ]);
+    expect(outcome).toMatch(/other lines/);
+    expect(results).toEqual([]);
+    submitter.close();
+  }, 60_000);
 });

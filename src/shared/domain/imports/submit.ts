@@ -1,7 +1,15 @@
 import type { Db } from 'mongodb';
 import type { Queue, QueueEvents } from 'bullmq';
 import type { ImportBatchResult, ImportJob, ImportLine } from '../queues/payloads';
-import { finishedBatch, importBatchId, newSettlementId, settlementDone, type SettlementResult } from '../ledger';
+import {
+  BatchContentMismatch,
+  batchDigest,
+  finishedBatch,
+  importBatchId,
+  newSettlementId,
+  settlementDone,
+  type SettlementResult,
+} from '../ledger';
 
 /** How often batches in flight are checked beside the queue events (an event lost in a reconnect must not hang the CLI). */
 const POLL_MS = 3000;
@@ -24,6 +32,8 @@ interface Waiter {
   jobTimestamps: Set<number>;
   /** Sends the job again under its id, from what this importer holds; its creation time. */
   resend(): Promise<number>;
+  /** A batch's batchDigest: a result stored for other lines (the id reused) is not this batch's. */
+  digest?: string;
   resolve(result: unknown): void;
   reject(err: Error): void;
 }
@@ -75,7 +85,9 @@ export class BatchSubmitter {
     const data: ImportJob = { import_id: importId, batch, lines, deadline: null };
     const task = this.enqueue(id, 'import-batch', data)
       // Registered after the job exists: an event that came first is caught by the next poll.
-      .then((jobTimestamp) => this.wait<ImportBatchResult>(id, 'batch', jobTimestamp, () => this.enqueue(id, 'import-batch', data)))
+      .then((jobTimestamp) =>
+        this.wait<ImportBatchResult>(id, 'batch', jobTimestamp, () => this.enqueue(id, 'import-batch', data), batchDigest(lines)),
+      )
       .then((result) => {
         this.toSettle(importId, id);
         return this.onResult(result, lines);
@@ -128,10 +140,11 @@ export class BatchSubmitter {
   }
 
   /** The answer of a job now queued (by the queue's events, or the poll). */
-  private wait<T>(jobId: string, kind: Waiter['kind'], jobTimestamp: number, resend: Waiter['resend']): Promise<T> {
+  private wait<T>(jobId: string, kind: Waiter['kind'], jobTimestamp: number, resend: Waiter['resend'], digest?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) reject(new BatchFailed('import stopped'));
-      else this.waiters.set(jobId, { kind, jobTimestamps: new Set([jobTimestamp]), resend, resolve: (r) => resolve(r as T), reject });
+      else
+        this.waiters.set(jobId, { kind, jobTimestamps: new Set([jobTimestamp]), resend, digest, resolve: (r) => resolve(r as T), reject });
     });
   }
 
@@ -212,7 +225,10 @@ export class BatchSubmitter {
       return;
     }
     const stored = await finishedBatch(this.db, jobId);
-    if (stored) this.answer(jobId, { ...stored.result, replayed: !waiter.jobTimestamps.has(stored.job_timestamp) });
+    if (stored && waiter.digest !== undefined && stored.lines_digest !== undefined && stored.lines_digest !== waiter.digest) {
+      this.waiters.delete(jobId);
+      waiter.reject(new BatchFailed(new BatchContentMismatch(jobId).message));
+    } else if (stored) this.answer(jobId, { ...stored.result, replayed: !waiter.jobTimestamps.has(stored.job_timestamp) });
     else waiter.jobTimestamps.add(await waiter.resend());
   }
 }
