@@ -1,6 +1,6 @@
 import { callId, isReservation, TransactionDoc } from '../../shared/domain/types';
 import { batchDebitState, BatchDebitState } from '../../shared/domain/ledger';
-import { fenceJobs, type RollbackTarget } from '../../shared/domain/calls/decisions';
+import { fenceJobs, type OutcomeDoc, type RollbackTarget } from '../../shared/domain/calls/decisions';
 import { beforeDeadline, done, type OperationResult, Reasons, refused, type RollbackJob } from '../../shared/domain/calls';
 import { ROLLBACK_OUTCOMES, UNDONE_ROLLBACKS } from '../../shared/domain/store';
 import { removeEntry } from './entries';
@@ -8,6 +8,7 @@ import { decideByDeadline, JobRef, timedOut } from './decide';
 import { TransactionDeps } from './deps';
 import { beginFate, recordFate } from './fates';
 import { refundRecord } from './refund';
+import { releaseReservations } from './reservations';
 
 /**
  * rollbackTransaction, decided per party (the caller, its parents, the receiver), each by what it holds
@@ -29,7 +30,7 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob, ref: Job
   const prior = await outcomes.findOne({ _id: ref.id });
   if (prior?.state === 'abandoned') return timedOut;
   if (prior?.state === 'done') {
-    await applyRollback(deps, ref.id, prior.targets ?? []);
+    await applyRollback(deps, prior);
     return prior.result ?? done();
   }
 
@@ -45,7 +46,8 @@ export async function rollback(deps: TransactionDeps, job: RollbackJob, ref: Job
   };
   const { state, earlier } = await decideByDeadline(deps, opRef, ref.deadline, done());
   if (state === 'abandoned') return timedOut;
-  await applyRollback(deps, ref.id, earlier ? (earlier.targets ?? []) : found.targets, found.batches);
+  const decided = earlier ?? { _id: ref.id, account_tag: job.account_tag, transaction_tag: job.transaction_tag, targets: found.targets };
+  await applyRollback(deps, decided, found.batches);
   return done();
 }
 
@@ -125,27 +127,30 @@ async function findTargets(
 }
 
 /**
- * Carries out a rollback decided 'done' (its outcome is `outcomeId`), then marks it applied. Each step
- * is safe to repeat. Exported for the recovery sweep, and for begin and record, which finish a pending
- * rollback of a call before calling the call a duplicate.
+ * Carries out a rollback decided 'done' (its outcome document, or what it holds), then marks it
+ * applied. Each step is safe to repeat. Exported for the recovery sweep, and for begin and record, which
+ * finish a pending rollback of a call before calling the call a duplicate.
  */
 export async function applyRollback(
   deps: TransactionDeps,
-  outcomeId: string,
-  targets: readonly RollbackTarget[],
+  outcome: Pick<OutcomeDoc, '_id' | 'account_tag' | 'transaction_tag' | 'targets'>,
   batches: ReadonlyMap<string, BatchDebitState> = new Map(),
 ): Promise<void> {
-  const { transactions, outcomes } = deps.ctx.mongo.collections;
-  for (const target of targets) {
+  const { accounts, transactions, outcomes } = deps.ctx.mongo.collections;
+  for (const target of outcome.targets ?? []) {
     // First the fences: a job of this call run again later (a worker killed, a restored queue) may then
     // neither begin nor end the call, nor a later call under the same tag (decisions.ts, fenceJobs).
-    await fenceJobs(deps.ctx.mongo.collections.accounts, target.account_tag, target.fence_jobs ?? []);
+    await fenceJobs(accounts, target.account_tag, target.fence_jobs ?? []);
     if (target.entry_id && (await removeEntry(deps, target.account_tag, target.entry_id))) continue;
     // Processing took the entry first: its record has the entry's id.
     const record = await transactions.findOne({ _id: target.record_id ?? target.entry_id, account_tag: target.account_tag });
     if (record) await refundRecord(deps, record, batches);
+    // Neither: the entry's begin, undone meanwhile (abandoned), put back the reservation it was made
+    // from (begin.ts, unmake), which would hold the call's slot and hold until it expires.
+    else if (target.entry_id)
+      await releaseReservations(accounts, [target.account_tag], callId(outcome.account_tag, outcome.transaction_tag));
   }
-  await outcomes.updateOne({ _id: outcomeId }, { $set: { applied_at: new Date() } });
+  await outcomes.updateOne({ _id: outcome._id }, { $set: { applied_at: new Date() } });
 }
 
 /**
@@ -157,7 +162,7 @@ export async function finishPendingRollbacks(deps: TransactionDeps, callerTag: s
   const pending = await deps.ctx.mongo.collections.outcomes
     .find({ account_tag: callerTag, transaction_tag: tag, ...UNDONE_ROLLBACKS })
     .toArray();
-  for (const doc of pending) await applyRollback(deps, doc._id, doc.targets ?? []);
+  for (const doc of pending) await applyRollback(deps, doc);
   return pending.length;
 }
 
@@ -180,7 +185,7 @@ export async function finishDecidedRollbacks(deps: TransactionDeps, cutoff: numb
   });
   let finished = 0;
   for await (const doc of cursor) {
-    await applyRollback(deps, doc._id, doc.targets ?? []);
+    await applyRollback(deps, doc);
     finished += 1;
   }
   return finished;

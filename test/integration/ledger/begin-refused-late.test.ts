@@ -3,6 +3,7 @@ import { RatingDataCache } from '../../../src/shared/domain/rating-data/cache';
 import { authorize } from '../../../src/workers/transactions/authorization';
 import { begin } from '../../../src/workers/transactions/begin';
 import { decideRefusal } from '../../../src/workers/transactions/decide';
+import { rollback } from '../../../src/workers/transactions/rollback';
 import type { TransactionDeps } from '../../../src/workers/transactions/deps';
 import { callJobs } from '../../support/call-jobs';
 import { createTestContext, TestContext } from '../../support/harness';
@@ -80,5 +81,29 @@ describe('a linked call refused at begin, in time and too late', () => {
     const parent = (await running('parent')).filter(isReservation);
     expect(parent).toHaveLength(1);
     expect(parent[0].hold).toBe(holdBefore);
+  });
+
+  it('a rollback decided on the entry that an undone begin turned back into its reservation releases that reservation', async () => {
+    // The race: the rollback read the begin's entry X; the begin, abandoned, put reservation R back in
+    // X's place before the rollback removed X. Decided on X, the rollback must not leave R holding.
+    const reservation = (await running('child')).find((e) => e.transaction_tag === 'late')!;
+    expect(isReservation(reservation)).toBe(true);
+    await ctx.mongo.collections.outcomes.insertOne({
+      _id: 'rollback-of-late',
+      op: 'rollback',
+      state: 'done',
+      account_tag: 'child',
+      transaction_tag: 'late',
+      result: { ok: true, reason: null },
+      targets: [
+        { account_tag: 'child', entry_id: 'entry-made-from-reservation' },
+        { account_tag: 'parent', entry_id: 'parent-entry-made-from-reservation' },
+      ],
+      at: new Date(),
+    });
+    const job = jobs.rollback('late', 'child');
+    expect(await rollback(deps, job, { id: 'rollback-of-late', deadline: job.deadline })).toEqual({ ok: true, reason: null });
+    expect((await running('child')).filter((e) => e.transaction_tag === 'late')).toEqual([]);
+    expect((await running('parent')).filter((e) => e.transaction_tag === 'late')).toEqual([]);
   });
 });
