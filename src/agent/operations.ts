@@ -45,6 +45,9 @@ function before<T, F>(promise: Promise<T>, until: number, fallback: F): Promise<
   });
 }
 
+/** The most the first look at the job's answer in Redis may take, out of the abandonment's bound. */
+const FIRST_LOOK_MS = 100;
+
 /** Time kept, out of the abandonment's bound, for the last look at the job's answer in Redis. */
 const LAST_LOOK_MS = 100;
 
@@ -81,7 +84,9 @@ export class AgentOperations {
     // stored beside it is the truth (call-queue.ts). Bounded: a Redis that does not answer must not hold
     // the answer back.
     const finishedAnswer = (by: number) => before(this.ctx.queues.transactions.answer<R>(jobId), by, null);
-    const finished = await finishedAnswer(until - LAST_LOOK_MS);
+    // A healthy Redis answers the look at once; an unreachable one must not use up the time the
+    // abandonment's write to MongoDB needs (it would answer OUTCOME_UNKNOWN with MongoDB reachable).
+    const finished = await finishedAnswer(Math.min(until - LAST_LOOK_MS, Date.now() + FIRST_LOOK_MS));
     if (finished) return finished;
     if (!decided) return failure === 'timeout' ? answers.timedOut : answers.unavailable;
     let unrecorded = false;

@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis';
+import { withTimeout } from '../time-limit';
 
 /** Claims `ARGV[1]` requests of the window's budget; starts the window (`ARGV[2]` ms) on its first claim. */
 const CLAIM = `
@@ -14,6 +15,13 @@ return {count, ttl}`;
 const LEASE_SHARE = 100;
 /** Past this many callers' leases, the expired ones are dropped (callers by IP are unbounded). */
 const MAX_KEYS = 10_000;
+/**
+ * How long a request waits for a claim before it is let through uncounted (the plugin's skipOnError):
+ * ioredis holds a command while Redis is away, and the agent's answers have a bound to keep.
+ */
+const CLAIM_WAIT_MS = 300;
+/** After a claim that did not come back, the requests of this long are let through without trying. */
+const UNREACHABLE_PAUSE_MS = 1000;
 
 interface Lease {
   /** The shared count before this lease's first request. */
@@ -40,6 +48,8 @@ export function leasedRedisStore(redis: RedisClient, nameSpace: string) {
   return class LeasedRedisStore {
     private readonly leases = new Map<string, Lease>();
     private readonly claims = new Map<string, Promise<void>>();
+    /** Until when Redis is taken as unreachable (a claim timed out): no claim is sent, none waited for. */
+    private unreachableUntil = 0;
 
     constructor(
       _options?: unknown,
@@ -54,12 +64,22 @@ export function leasedRedisStore(redis: RedisClient, nameSpace: string) {
         cb(null, { current: lease.base + lease.used, ttl: lease.expiresAt - now });
         return;
       }
+      if (now < this.unreachableUntil) {
+        cb(new Error('the rate limit counter (Redis) is unreachable'));
+        return;
+      }
       // Requests arriving while a claim is out wait for it rather than claim blocks of their own.
       let claim = this.claims.get(key);
       if (!claim) {
         const block = Math.max(1, Math.floor(max / LEASE_SHARE));
-        claim = (redis.eval(CLAIM, 1, this.prefix + key, block, timeWindow) as Promise<[number, number]>)
-          .then(([count, ttl]) => {
+        const sent = redis.eval(CLAIM, 1, this.prefix + key, block, timeWindow) as Promise<[number, number]>;
+        claim = withTimeout(sent, CLAIM_WAIT_MS)
+          .then((answer) => {
+            if (answer === 'timeout') {
+              this.unreachableUntil = Date.now() + UNREACHABLE_PAUSE_MS;
+              throw new Error('the rate limit counter (Redis) did not answer');
+            }
+            const [count, ttl] = answer;
             if (this.leases.size >= MAX_KEYS) this.forgetExpired();
             this.leases.set(key, { base: count - block, granted: block, used: 0, expiresAt: Date.now() + Math.max(1, ttl) });
           })
