@@ -12,12 +12,20 @@ export function alertText(alert: AlertJob): string {
   return lines.join('\n');
 }
 
+/** nodemailer's waits, each bounded by the alert timeout unless the SMTP URL sets it. */
+const SMTP_TIMEOUTS = ['connectionTimeout', 'greetingTimeout', 'socketTimeout'] as const;
+
 /**
  * E-mail over SMTP (SMTP_URL, e.g. smtp://user:pass@mail:587 or smtps://...:465). Options such as
- * `?pool=true` or `?tls.rejectUnauthorized=false` are read from the URL by nodemailer.
+ * `?pool=true` or `?tls.rejectUnauthorized=false` are read from the URL by nodemailer. Its waits are
+ * bounded by `timeoutMs` (ALERT_HTTP_TIMEOUT_MS, as webhooks are): with nodemailer's defaults (2 min to
+ * connect, 30 s for the greeting, 10 min idle) a hung relay held an alerts worker slot per e-mail, and
+ * END_CALL webhooks waited behind them.
  */
-export function emailChannel(smtpUrl: string, from: string): Channel {
-  const transport = nodemailer.createTransport(smtpUrl);
+export function emailChannel(smtpUrl: string, from: string, timeoutMs: number): Channel {
+  const url = new URL(smtpUrl);
+  for (const key of SMTP_TIMEOUTS) if (!url.searchParams.has(key)) url.searchParams.set(key, String(timeoutMs));
+  const transport = nodemailer.createTransport(url.toString());
   return {
     name: 'email',
     recipient: (alert) => alert.email,
