@@ -21,15 +21,23 @@ export const retention = {
  */
 export const endCallJobOptions = { attempts: 8640, backoff: { type: 'fixed', delay: 10_000 } } as const;
 
+/**
+ * Failed attempts' stack traces a job keeps. BullMQ keeps every one unless told, and rewrites the whole
+ * list on each retry: an END_CALL retried every 10 s for a day against a receiver that is down grew by a
+ * trace each time (megabytes a job, in the Redis that also carries the call queue).
+ */
+const STACK_TRACES_KEPT = 3;
+
 export const defaultJobOptions: Record<string, DefaultJobOptions> = {
-  [QueueNames.processing]: { ...retention, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
-  [QueueNames.alerts]: { ...retention, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
-  [QueueNames.maintenance]: { ...retention, attempts: 3, backoff: { type: 'fixed', delay: 5000 } },
+  [QueueNames.processing]: { ...retention, stackTraceLimit: STACK_TRACES_KEPT, attempts: 20, backoff: { type: 'exponential', delay: 500 } },
+  [QueueNames.alerts]: { ...retention, stackTraceLimit: STACK_TRACES_KEPT, attempts: 10, backoff: { type: 'exponential', delay: 1000 } },
+  [QueueNames.maintenance]: { ...retention, stackTraceLimit: STACK_TRACES_KEPT, attempts: 3, backoff: { type: 'fixed', delay: 5000 } },
   // A batch carries up to thousands of calls: keep few finished ones (their results are also stored in
   // MongoDB, import_batches). Retries are safe (every step is idempotent) and must outlast short outages.
   [QueueNames.imports]: {
     removeOnComplete: { age: 3600, count: 200 },
     removeOnFail: { age: 7 * 86400, count: 1000 },
+    stackTraceLimit: STACK_TRACES_KEPT,
     attempts: 20,
     backoff: { type: 'exponential', delay: 1000 },
   },
