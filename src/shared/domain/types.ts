@@ -247,7 +247,7 @@ export interface AccountDoc {
    * Agent jobs (begin, end) recorded abandoned on this account, their calling account: the job's own
    * deciding write requires its id to be absent, so a TIMEOUT answered after the fence stays true
    * (src/shared/domain/calls/decisions.ts); `done` when a rollback fenced a job decided 'done' by its own
-   * write. Dropped by the recovery sweep with the decisions of their age.
+   * write. Dropped by the recovery sweep once their job is settled (`done` ones with the decisions of their age).
    */
   fenced_jobs?: Array<{ job: string; at: Date; done?: boolean }>;
   /** Bumped by every change of running entries or balance; prepaid begins update conditionally on it. */

@@ -170,11 +170,16 @@ async function pruneDecisions(deps: TransactionDeps, now: Date, cutoff: number):
     at: { $lt: new Date(before) },
     $or: [{ op: { $ne: ROLLBACK_OUTCOMES.op } }, { applied_at: { $exists: true } }],
   });
-  // The fences of abandoned begins and ends (decisions.ts) go with the abandonments recorded beside them.
-  await deps.ctx.mongo.collections.accounts.updateMany(
-    { 'fenced_jobs.at': { $lt: new Date(before) } },
-    { $pull: { fenced_jobs: { at: { $lt: new Date(before) } } } },
-  );
+  // The fences of abandoned or refused begins and ends (decisions.ts) block a deciding write, which is
+  // only ever made before the job's deadline: once that deadline is past the sweep's cutoff (a fence is
+  // written at most an agent's wait before the deadline, or at most its abandonment's bound after), the sweep
+  // has settled the job and its fence is spent. Kept a day, an account refused or timed out hundreds of
+  // times a second grew by every one, on every read of the call path. A rollback's fence of a job
+  // decided by its own write ('done': what says so once the entry is gone) goes with the decisions.
+  const spent = new Date(cutoff - config.agentTimeoutMs - config.agentAbandonMs);
+  const { accounts } = deps.ctx.mongo.collections;
+  await accounts.updateMany({ 'fenced_jobs.at': { $lt: spent } }, { $pull: { fenced_jobs: { at: { $lt: spent }, done: { $ne: true } } } });
+  await accounts.updateMany({ 'fenced_jobs.at': { $lt: new Date(before) } }, { $pull: { fenced_jobs: { at: { $lt: new Date(before) } } } });
   return deletedCount;
 }
 

@@ -100,10 +100,14 @@ describe('single-party begin and end decided by their own write', () => {
     await begin(deps, jobs.begin('w5', 'solo5', deadline), { id: 'w5-begin', deadline });
     await abandon('w5-other', 'begin', 'solo5', 'w5x');
     expect((await accounts().findOne({ account_tag: 'solo5' }))!.fenced_jobs).toHaveLength(1);
-    await recoverInterrupted(deps, new Date(Date.now() + takeoverAfterMs(deps) + 60_000));
-    expect(await running('solo5')).toEqual([expect.objectContaining({ begin_job: 'w5-begin', begin_decided: true })]);
+    // Within its job's time (the deadline not yet past the sweep's cutoff), the fence stays.
+    await recoverInterrupted(deps, new Date(Date.now() + 1000));
     expect((await accounts().findOne({ account_tag: 'solo5' }))!.fenced_jobs).toHaveLength(1);
-    await recoverInterrupted(deps, new Date(Date.now() + 2 * 24 * 3600_000));
+    // Past it (an agent's wait and its abandonment beyond the takeover time), the job is settled and
+    // the fence spent (fence-pruning.test.ts); the decided entry stays.
+    const { agentTimeoutMs, agentAbandonMs } = ctx.config;
+    await recoverInterrupted(deps, new Date(Date.now() + takeoverAfterMs(deps) + agentTimeoutMs + agentAbandonMs + 60_000));
+    expect(await running('solo5')).toEqual([expect.objectContaining({ begin_job: 'w5-begin', begin_decided: true })]);
     expect((await accounts().findOne({ account_tag: 'solo5' }))!.fenced_jobs ?? []).toHaveLength(0);
   });
 });
