@@ -6,6 +6,8 @@ import { queueCounts } from '../../shared/domain/queues/all-queues';
 import { QueueNames } from '../../shared/domain/queues/names';
 import type { Queues } from '../../shared/domain/queues/queues';
 import type { ReadLimits } from './documents';
+import { RedisUnanswered } from '../../shared/infra/store-errors';
+import { withTimeout } from '../../shared/infra/time-limit';
 
 export interface TrafficBucket {
   /** Start of the bucket (inclusive); it ends where the next one starts. */
@@ -39,6 +41,9 @@ export interface Dashboard {
 export const DASHBOARD_CACHE_MS = 15_000;
 /** Accounts listed below their alert line (the count covers all of them). */
 export const BELOW_THRESHOLD_LIMIT = 50;
+
+/** How long the page waits for Redis (queue depths, workers): unreachable, it answers a clear error, not never. */
+const REDIS_READ_MS = 2000;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -206,9 +211,9 @@ export class DashboardStore {
 
   /** Every queue of src/shared/domain/queues/names.ts, through this process's handles (AppContext.queues). */
   async queueDepths(): Promise<QueueDepth[]> {
-    const byName = new Map(
-      (await queueCounts(this.queues, ['wait', 'prioritized', 'active', 'delayed', 'failed'])).map((q) => [q.name, q.counts] as const),
-    );
+    const counts = await withTimeout(queueCounts(this.queues, ['wait', 'prioritized', 'active', 'delayed', 'failed']), REDIS_READ_MS);
+    if (counts === 'timeout') throw new RedisUnanswered('the queue depths');
+    const byName = new Map(counts.map((q) => [q.name, q.counts] as const));
     return Object.values(QueueNames).map((name) => {
       const counts = byName.get(name);
       if (!counts) throw new Error(`no queue handle for ${name}`);
@@ -230,6 +235,8 @@ export class DashboardStore {
    * process started for other queues only is not counted.
    */
   async workers(): Promise<number> {
-    return (await this.queues.processing.getWorkers()).length;
+    const workers = await withTimeout(this.queues.processing.getWorkers(), REDIS_READ_MS);
+    if (workers === 'timeout') throw new RedisUnanswered('the workers list');
+    return workers.length;
   }
 }

@@ -32,6 +32,9 @@ describe('API writes while Redis is unreachable', () => {
   }, 60000);
 
   afterAll(async () => {
+    // The sockets of the requests whose clients left are not idle to the server: closed here, or the
+    // close waits for Fastify's keep-alive timeout (72 s).
+    app?.server.closeAllConnections();
     await app?.close();
     await ctx?.mongo.db.dropDatabase().catch(() => undefined);
     await ctx?.close().catch(() => undefined);
