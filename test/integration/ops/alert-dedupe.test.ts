@@ -47,6 +47,24 @@ describe('alert deduplication', () => {
     await waitFor(() => raise('c', 'BALANCE_INSUFFICIENT'), 'the reminder');
   });
 
+  it('an alert raised once per call (END_CALL) whose queueing never finished is raised again at the next observation', async () => {
+    const endCall: AlertJob = { ...alert('e'), kind: 'END_CALL', transaction_tag: 'call-1' };
+    const options = { condition: 'exhausted', occurrence: 'once', rememberSeconds: 86_400, call: 'entry-1' };
+    // The first queueing never completes (a worker killed, a reply lost): the caller gives up on it.
+    const real = ctx.queues.alerts.add.bind(ctx.queues.alerts);
+    ctx.queues.alerts.add = (() => new Promise(() => undefined)) as typeof ctx.queues.alerts.add;
+    try {
+      expect(await enqueueAlert(ctx, endCall, options)).toBe(false);
+    } finally {
+      ctx.queues.alerts.add = real;
+    }
+    // Not remembered as alerted: the next scan's observation queues it.
+    expect(await enqueueAlert(ctx, endCall, options)).toBe(true);
+    expect((await ctx.queues.alerts.getJobs(['waiting'])).filter((j) => j.name === 'END_CALL')).toHaveLength(1);
+    // Then remembered: once per call.
+    expect(await enqueueAlert(ctx, endCall, options)).toBe(false);
+  }, 20_000);
+
   it('never throws into the caller, even with Redis gone', async () => {
     const broken = await createTestContext();
     await broken.destroy(); // its connections are closed from here on

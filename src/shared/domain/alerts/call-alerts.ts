@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import type { RunningTransaction } from '../types';
 import { type Reason, Reasons } from '../calls';
-import { enqueueAlert } from './enqueue';
+import { enqueueAlert, ONCE } from './enqueue';
 import { AlertRecipient, recipientOf } from './recipients';
 
 /** Refusal reasons worth telling the account about (docs/DESIGN.md section 6); others are the caller's mistakes. */
@@ -67,7 +67,7 @@ export async function longCallAlert(ctx: AppContext, account: AlertRecipient, en
       },
       at: now.toISOString(),
     },
-    { condition: 'long', occurrence: 'once', rememberSeconds: ONCE_PER_CALL_SECONDS, call: entry.id },
+    { condition: 'long', occurrence: ONCE, rememberSeconds: ONCE_PER_CALL_SECONDS, call: entry.id },
   );
 }
 
@@ -105,6 +105,6 @@ export async function endCallAlert(
       },
       at: now.toISOString(),
     },
-    { condition: 'exhausted', occurrence: 'once', rememberSeconds: ONCE_PER_CALL_SECONDS, call: call.entry_id },
+    { condition: 'exhausted', occurrence: ONCE, rememberSeconds: ONCE_PER_CALL_SECONDS, call: call.entry_id },
   );
 }

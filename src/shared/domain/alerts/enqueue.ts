@@ -10,6 +10,9 @@ import { withTimeout } from '../../infra/time-limit';
  */
 const ENQUEUE_TIMEOUT_MS = 2000;
 
+/** The occurrence of an alert raised once for its call (AlertOptions.occurrence). */
+export const ONCE = 'once';
+
 export interface AlertOptions {
   /**
    * The condition's value. The last alerted value per (kind, account[, transaction]) is kept in
@@ -19,7 +22,10 @@ export interface AlertOptions {
   condition: string;
   /** Alert even if the same condition was alerted last: the caller saw it start afresh (a crossing). */
   fresh?: boolean;
-  /** What makes this occurrence unique; part of the job id, so a retried caller enqueues it once. */
+  /**
+   * What makes this occurrence unique; part of the job id, so a retried caller enqueues it once. ONCE:
+   * the alert is raised once for its call (with `call`), queued before it is remembered.
+   */
   occurrence: string;
   /** How long the remembered condition lasts (default ALERT_REPEAT_SECONDS): after it, a reminder may go out. */
   rememberSeconds?: number;
@@ -59,8 +65,6 @@ const REMEMBER_CONDITION = `
 async function dedupeAndAdd(ctx: AppContext, alert: AlertJob, options: AlertOptions): Promise<boolean> {
   const key = alertStateKey(ctx, alert.kind, alert.account_tag, alert.transaction_tag, options.call ?? null);
   const ttl = options.rememberSeconds ?? ctx.config.alertRepeatSeconds;
-  const remembered = await ctx.redis.eval(REMEMBER_CONDITION, 1, key, options.condition, ttl, options.fresh ? '1' : '0');
-  if (remembered !== 1) return false;
   const id = jobId(
     'alert',
     alert.kind,
@@ -70,8 +74,21 @@ async function dedupeAndAdd(ctx: AppContext, alert: AlertJob, options: AlertOpti
     options.condition,
     options.occurrence,
   );
+  const add = () => ctx.queues.alerts.add(alert.kind, alert, { jobId: id, ...(alert.kind === 'END_CALL' ? endCallJobOptions : {}) });
+  if (options.occurrence === ONCE) {
+    // Once per call (END_CALL, LONG_RUNNING_CALL): the job's id is the same for every observer, so the
+    // queue keeps one, and the condition is remembered only once the job is queued. Remembered first, a
+    // queueing that never finished (a worker killed, a reply lost on a reconnect) silenced the call's
+    // END_CALL for good, and the switch was never told to end it.
+    if (!options.fresh && (await ctx.redis.get(key)) === options.condition) return false;
+    await add();
+    await ctx.redis.set(key, options.condition, 'EX', ttl);
+    return true;
+  }
+  const remembered = await ctx.redis.eval(REMEMBER_CONDITION, 1, key, options.condition, ttl, options.fresh ? '1' : '0');
+  if (remembered !== 1) return false;
   try {
-    await ctx.queues.alerts.add(alert.kind, alert, { jobId: id, ...(alert.kind === 'END_CALL' ? endCallJobOptions : {}) });
+    await add();
   } catch (err) {
     // Forget the condition again so the next observation retries instead of staying silent.
     await ctx.redis.del(key).catch(() => undefined);
