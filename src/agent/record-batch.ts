@@ -74,7 +74,8 @@ export class RecordBatchService {
         this.ctx.queues.imports.add('record-batch', { import_id: importId, batch: 0, lines, deadline }, { jobId: batchId }),
         deadline,
       );
-      outcome = (await job.waitUntilFinished(this.events, deadline - Date.now())) as ImportBatchResult;
+      // At least 1 ms: BullMQ reads a ttl of 0 as no limit at all (an add landing in the deadline's millisecond).
+      outcome = (await job.waitUntilFinished(this.events, Math.max(1, deadline - Date.now()))) as ImportBatchResult;
     } catch (err) {
       if (!/timed out/i.test((err as Error).message ?? '')) {
         this.ctx.logger.warn({ err, batch: batchId }, 'recordTransactions batch failed: answered UNAVAILABLE');
@@ -106,7 +107,10 @@ export class RecordBatchService {
     const ref = { jobId: batchId, op: 'record-batch', account_tag: '', transaction_tag: '' };
     const decision = await decideAbandonedWithin(this.ctx.mongo.collections, ref, abandonWriteMs(this.ctx.config));
     if (decision.won || decision.doc.state !== 'done') return null;
-    return (await finishedBatch(this.ctx.mongo.db, batchId))?.result ?? null;
+    // Decided 'done': its result is the answer, read within the same bound (unread, the outcome is unknown).
+    const stored = await withTimeout(finishedBatch(this.ctx.mongo.db, batchId), abandonWriteMs(this.ctx.config));
+    if (stored === 'timeout') throw new Error(`the result of batch ${batchId}, decided done, could not be read in time`);
+    return stored?.result ?? null;
   }
 }
 
