@@ -1,4 +1,4 @@
-import { enqueueAlert, rearmAlert } from '../../../src/shared/domain/alerts';
+import { enqueueAlert, rearmAlert, refusalAlert } from '../../../src/shared/domain/alerts';
 import type { AlertJob } from '../../../src/shared/domain/queues/payloads';
 import { createTestContext, TestContext } from '../../support/harness';
 import { waitFor } from './receivers';
@@ -64,6 +64,19 @@ describe('alert deduplication', () => {
     // Then remembered: once per call.
     expect(await enqueueAlert(ctx, endCall, options)).toBe(false);
   }, 20_000);
+
+  it('a refused call alerts once per account and reason within the period, whatever order the reasons come in', async () => {
+    const account = { account_tag: 'f', notification_email: 'f@example.com', notification_mobile: null };
+    for (const reason of [
+      'BALANCE_INSUFFICIENT',
+      'TOO_MANY_RUNNING_TRANSACTIONS',
+      'BALANCE_INSUFFICIENT',
+      'TOO_MANY_RUNNING_TRANSACTIONS',
+    ] as const)
+      await refusalAlert(ctx, account, { transaction_tag: null, destination: '39', reason });
+    const refusals = (await ctx.queues.alerts.getJobs(['waiting'])).filter((j) => j.data.account_tag === 'f');
+    expect(refusals.map((j) => j.data.details.reason).sort()).toEqual(['BALANCE_INSUFFICIENT', 'TOO_MANY_RUNNING_TRANSACTIONS']);
+  });
 
   it('never throws into the caller, even with Redis gone', async () => {
     const broken = await createTestContext();

@@ -43,7 +43,9 @@ export async function refusalAlert(
       details: { reason: call.reason, transaction_tag: call.transaction_tag, destination: call.destination },
       at: new Date().toISOString(),
     },
-    { condition: call.reason, occurrence: call.transaction_tag ?? new Date().toISOString() },
+    // Remembered per reason (docs/OPERATIONS.md: once per account and reason within the period): under
+    // one key holding the last reason, refusals alternating between two reasons alerted every time.
+    { condition: call.reason, occurrence: call.transaction_tag ?? new Date().toISOString(), call: call.reason },
   );
 }
 
