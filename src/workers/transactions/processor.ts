@@ -11,7 +11,7 @@ import {
 } from '../../shared/domain/calls';
 import { authorize } from './authorization';
 import { abandonUnlessDecided } from '../../shared/domain/calls/decisions';
-import { decideRefusal } from './decide';
+import { decideRefusal, fencedAnswer } from './decide';
 import { begin, takeBackBegin } from './begin';
 import { processingDeps, TransactionDeps } from './deps';
 import { endCall, type EndOutcome, queueProcessing, takeBackEnd } from './end';
@@ -107,7 +107,13 @@ function operationRunner(deps: TransactionDeps) {
     const ref = { id: job.id, deadline: data.deadline, rerun: !firstStart };
     if (firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
-      return data.op === 'authorization' ? notAuthorized(Reasons.TIMEOUT) : refused(Reasons.TIMEOUT);
+      if (data.op === 'authorization') return notAuthorized(Reasons.TIMEOUT);
+      if (data.op === 'noop') return refused(Reasons.TIMEOUT);
+      // Recorded before it is answered, as every TIMEOUT: the agent relays this answer, and another copy
+      // of the job (a push the Redis client sent again after a dropped connection), taken a moment
+      // earlier, must not decide 'done' after it. Decided already by that copy, its answer is given.
+      const ref = { jobId: job.id, op: data.op, account_tag: data.account_tag, transaction_tag: data.transaction_tag };
+      return fencedAnswer(deps, ref);
     }
     // Every answer is decided before it is published; an accepted one by the operation itself.
     const decided = (call: { op: string; account_tag: string; transaction_tag: string }, result: OperationResult) =>

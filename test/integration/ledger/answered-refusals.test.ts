@@ -53,6 +53,7 @@ describe("a refusal the agent heard is the job's answer for good", () => {
         account('gone2', { balance: 1000n }),
         account('late1', { balance: 1000n }),
         account('late2', { balance: 1000n }),
+        account('twice', { balance: 1000n }),
       ],
     });
     rating = await RatingDataCache.start(ctx);
@@ -124,5 +125,40 @@ describe("a refusal the agent heard is the job's answer for good", () => {
       expect(await runJob(`refused-end-${n}`, job, delivery)).toEqual(refusal);
       expect(await running(caller)).toEqual([expect.objectContaining({ transaction_tag: 'e1', in_progress: true })]);
     });
+  });
+  it('a copy of a job dropped at its deadline records the TIMEOUT it answers, so another copy of it cannot begin the call', async () => {
+    // Two copies of one job (a push resent by the Redis client after a dropped connection): copy A,
+    // taken just before the deadline's margin, is slow to write; copy B, taken within the margin, is
+    // dropped and answers TIMEOUT, which the agent relays. A must not begin the call afterwards.
+    const deadline = Date.now() + 450;
+    const job = jobs.begin('twice-1', 'twice', deadline);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let paused!: () => void;
+    const reached = new Promise<void>((resolve) => (paused = resolve));
+    const real = ctx.mongo.collections.accounts;
+    const slowWrites = new Proxy(real, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        if (prop !== 'updateOne') return (value as (...a: unknown[]) => unknown).bind(target);
+        return async (...args: unknown[]) => {
+          paused();
+          await gate;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const slow = transactionProcessor({
+      ...deps,
+      ctx: { ...ctx, mongo: { ...ctx.mongo, collections: { ...ctx.mongo.collections, accounts: slowWrites } } },
+    } as TransactionDeps);
+    const copyA = slow({ id: 'copied-begin', name: 'begin', data: job }, 1);
+    await reached;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - 200 - Date.now())));
+    expect(await runJob('copied-begin', job, 1)).toEqual({ ok: false, reason: 'TIMEOUT' });
+    open();
+    expect((await copyA).result).toEqual({ ok: false, reason: 'TIMEOUT' });
+    expect(await running('twice')).toEqual([]);
   });
 });
