@@ -108,10 +108,13 @@ function operationRunner(deps: TransactionDeps) {
     if (firstStart && !beforeDeadline(data.deadline)) {
       deps.ctx.logger.warn({ jobId: job.id, op: data.op }, 'dropped: past its deadline');
       if (data.op === 'authorization') return notAuthorized(Reasons.TIMEOUT);
-      if (data.op === 'noop') return refused(Reasons.TIMEOUT);
-      // Recorded before it is answered, as every TIMEOUT: the agent relays this answer, and another copy
-      // of the job (a push the Redis client sent again after a dropped connection), taken a moment
-      // earlier, must not decide 'done' after it. Decided already by that copy, its answer is given.
+      // Past the deadline itself the agent has stopped waiting and records its own abandonment: nothing
+      // to record here (after a Redis outage, thousands of such jobs come at once).
+      if (data.op === 'noop' || Date.now() >= data.deadline) return refused(Reasons.TIMEOUT);
+      // Within the deadline's margin the agent still waits and relays this answer: recorded before it is
+      // answered, as every TIMEOUT, so another copy of the job (a push the Redis client sent again after
+      // a dropped connection), taken a moment earlier, cannot decide 'done' after it. Decided already by
+      // that copy, its answer is given.
       const ref = { jobId: job.id, op: data.op, account_tag: data.account_tag, transaction_tag: data.transaction_tag };
       return fencedAnswer(deps, ref);
     }
