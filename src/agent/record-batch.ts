@@ -10,7 +10,7 @@ import { decideAbandonedWithin } from '../shared/domain/calls/decisions';
 import { abandonWriteMs, type Input } from './operations';
 import type { RecordItemResult } from './answers';
 import { validateRecordLine } from '../shared/domain/imports/validate-record';
-import { withTimeout } from '../shared/infra/time-limit';
+import { withinOrFail } from '../shared/infra/time-limit';
 import { type Reason, Reasons } from '../shared/domain/calls';
 
 /** Moved to src/shared/domain/imports (the CLI and the management API's uploads use it too); re-exported for the agent's callers. */
@@ -108,8 +108,11 @@ export class RecordBatchService {
     const decision = await decideAbandonedWithin(this.ctx.mongo.collections, ref, abandonWriteMs(this.ctx.config));
     if (decision.won || decision.doc.state !== 'done') return null;
     // Decided 'done': its result is the answer, read within the same bound (unread, the outcome is unknown).
-    const stored = await withTimeout(finishedBatch(this.ctx.mongo.db, batchId), abandonWriteMs(this.ctx.config));
-    if (stored === 'timeout') throw new Error(`the result of batch ${batchId}, decided done, could not be read in time`);
+    const stored = await withinOrFail(
+      finishedBatch(this.ctx.mongo.db, batchId),
+      abandonWriteMs(this.ctx.config),
+      () => new Error(`the result of batch ${batchId}, decided done, could not be read in time`),
+    );
     return stored?.result ?? null;
   }
 }
@@ -120,10 +123,12 @@ export class RecordBatchService {
  * the deadline the batch is recorded abandoned (the caller's catch), so an add that lands later is taken
  * back by its worker. The late step's own failure, if any, has nobody to tell.
  */
-async function byDeadline<T>(step: Promise<T>, deadline: number): Promise<T> {
-  const result = await withTimeout(step, deadline - Date.now());
-  if (result === 'timeout') throw new Error('the imports queue did not take the batch before its deadline (Redis unreachable?)');
-  return result;
+function byDeadline<T>(step: Promise<T>, deadline: number): Promise<T> {
+  return withinOrFail(
+    step,
+    deadline - Date.now(),
+    () => new Error('the imports queue did not take the batch before its deadline (Redis unreachable?)'),
+  );
 }
 
 /** One service per process context, started on first use (the GraphQL module and the REST route share it). */

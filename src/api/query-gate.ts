@@ -109,15 +109,17 @@ const queryGatePlugin: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { c
   app.addHook('preHandler', async (request, reply) => {
     if (request.routeOptions.url !== GRAPHQL_PATH) return;
     // The response's 'close' comes once it is written, or when the connection ends before that: while
-    // the request waits, that is the client giving up.
+    // the request waits, that is the client giving up; while it runs (its turn not yet given back), its
+    // turn is kept at most MONGO_MAX_TIME_MS more.
     const gone = new AbortController();
-    reply.raw.once('close', () => gone.abort());
+    reply.raw.once('close', () => {
+      gone.abort();
+      const turn = request.queryTurn;
+      if (turn) setTimeout(turn, ctx.config.mongoMaxTimeMs).unref();
+    });
     const release = await gate.acquire(gone.signal);
     if (release && !gone.signal.aborted) {
       request.queryTurn = release;
-      reply.raw.once('close', () => {
-        if (request.queryTurn) setTimeout(release, ctx.config.mongoMaxTimeMs).unref();
-      });
       return;
     }
     release?.();

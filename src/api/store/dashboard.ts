@@ -7,7 +7,7 @@ import { QueueNames } from '../../shared/domain/queues/names';
 import type { Queues } from '../../shared/domain/queues/queues';
 import type { ReadLimits } from './documents';
 import { RedisUnanswered } from '../../shared/infra/store-errors';
-import { withTimeout } from '../../shared/infra/time-limit';
+import { withinOrFail } from '../../shared/infra/time-limit';
 
 export interface TrafficBucket {
   /** Start of the bucket (inclusive); it ends where the next one starts. */
@@ -211,8 +211,11 @@ export class DashboardStore {
 
   /** Every queue of src/shared/domain/queues/names.ts, through this process's handles (AppContext.queues). */
   async queueDepths(): Promise<QueueDepth[]> {
-    const counts = await withTimeout(queueCounts(this.queues, ['wait', 'prioritized', 'active', 'delayed', 'failed']), REDIS_READ_MS);
-    if (counts === 'timeout') throw new RedisUnanswered('the queue depths');
+    const counts = await withinOrFail(
+      queueCounts(this.queues, ['wait', 'prioritized', 'active', 'delayed', 'failed']),
+      REDIS_READ_MS,
+      () => new RedisUnanswered('the queue depths'),
+    );
     const byName = new Map(counts.map((q) => [q.name, q.counts] as const));
     return Object.values(QueueNames).map((name) => {
       const counts = byName.get(name);
@@ -235,8 +238,7 @@ export class DashboardStore {
    * process started for other queues only is not counted.
    */
   async workers(): Promise<number> {
-    const workers = await withTimeout(this.queues.processing.getWorkers(), REDIS_READ_MS);
-    if (workers === 'timeout') throw new RedisUnanswered('the workers list');
+    const workers = await withinOrFail(this.queues.processing.getWorkers(), REDIS_READ_MS, () => new RedisUnanswered('the workers list'));
     return workers.length;
   }
 }

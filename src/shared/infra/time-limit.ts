@@ -11,3 +11,10 @@ export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | 'timeo
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** `work`'s value, or the rejection `failure()` makes once `ms` have passed without one (withTimeout's rules). */
+export async function withinOrFail<T>(work: Promise<T>, ms: number, failure: () => Error): Promise<T> {
+  const result = await withTimeout(work, ms);
+  if (result === 'timeout') throw failure();
+  return result;
+}

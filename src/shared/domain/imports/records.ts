@@ -33,14 +33,18 @@ export function formatOf(path: string, explicit: string | undefined): Format {
 }
 
 /** JSON lines: one object per non-empty line. */
+/** A line's text without the byte order mark an editor (on Windows) writes at a file's start: not part of the first record. */
+export function withoutBom(text: string, line = 1): string {
+  return line === 1 ? text.replace(/^\uFEFF/, '') : text;
+}
+
 async function* jsonlRecords(input: Readable): AsyncGenerator<SourceRecord> {
   const lines = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
   let index = 0;
   for await (const read of lines) {
     line += 1;
-    // A byte order mark (editors on Windows write one) is not part of the first record, as in CSV.
-    const text = line === 1 ? read.replace(/^\uFEFF/, '') : read;
+    const text = withoutBom(read, line);
     if (text.trim() === '') continue;
     yield { index: index++, line, raw: text };
   }
@@ -278,7 +282,7 @@ export async function peekRejectFile(input: Readable): Promise<{ rejects: boolea
     size += chunk.length;
   }
   const start = Buffer.concat(head);
-  const text = start.toString('utf8').replace(/^\uFEFF/, '');
+  const text = withoutBom(start.toString('utf8'));
   const rejects = text.startsWith(REJECTS_HEADER) && /^(\r|\n|$)/.test(text.slice(REJECTS_HEADER.length));
   async function* replay(): AsyncGenerator<Buffer> {
     if (start.length > 0) yield start;

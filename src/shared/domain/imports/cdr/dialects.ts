@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { badInputReason } from '../../calls/reasons';
-import { csvCells, TRUNCATED_ROW, type CsvCells } from '../records';
+import { csvCells, TRUNCATED_ROW, withoutBom, type CsvCells } from '../records';
 import type { Dialect } from './mapping';
 
 /**
@@ -86,7 +86,7 @@ async function* dbRows(input: Readable, delimiter: string, lastLineEnd: boolean,
     line += 1;
     if (held !== null) yield held;
     held = null;
-    const raw = line === 1 ? text.replace(/^\uFEFF/, '') : text;
+    const raw = withoutBom(text, line);
     if (raw.trim() === '') continue;
     if (first) {
       first = false;

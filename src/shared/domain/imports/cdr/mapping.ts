@@ -226,6 +226,9 @@ export function columnsNeeded(mapping: Mapping): string[] {
 /** A column's name as rows are matched to it: case and surrounding spaces aside. */
 export const norm = (s: string) => s.trim().toLowerCase();
 
+/** Whether a layout (its column names) has `column`, matched as rows are. */
+const layoutHas = (layout: readonly string[], column: string) => layout.some((c) => norm(c) === norm(column));
+
 /** Every field the mapping reads and its column (transaction_tag once per column). */
 export function namedFields(mapping: Mapping): Array<[string, string]> {
   return Object.entries(mapping.fields).flatMap(([field, column]: [string, string | string[] | undefined]) =>
@@ -239,7 +242,7 @@ export function namedFields(mapping: Mapping): Array<[string, string]> {
  * would be billed or routed from another column); with no layouts, every column it reads.
  */
 export function headerColumns(mapping: Mapping): string[] {
-  const everywhere = (column: string) => mapping.columns.every((layout) => layout.some((c) => norm(c) === norm(column)));
+  const everywhere = (column: string) => mapping.columns.every((layout) => layoutHas(layout, column));
   const read = namedFields(mapping).map(([, column]) => column);
   return [...new Set([...columnsNeeded(mapping), ...read.filter(everywhere)])];
 }
@@ -286,7 +289,7 @@ export function parseMapping(value: unknown): Mapping {
   // is a mistake that would bill every call otherwise (from the end rather than the billable time).
   const needed = new Set(columnsNeeded(mapping));
   for (const [field, column] of namedFields(mapping))
-    if (columns.length > 0 && !needed.has(column) && !columns.some((layout) => layout.some((c) => norm(c) === norm(column))))
+    if (columns.length > 0 && !needed.has(column) && !columns.some((layout) => layoutHas(layout, column)))
       fail(`fields.${field}`, `names column "${column}", which no layout in columns has`);
   for (const [i, layout] of columns.entries()) {
     const path = columns.length > 1 ? `columns[${i}]` : 'columns';
