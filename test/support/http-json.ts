@@ -26,3 +26,15 @@ export async function postJson(url: string, body: unknown, options: { token?: st
   const text = await response.text();
   return { status: response.status, text, json: jsonOf(text) };
 }
+
+/** A GraphQL POST whose client can give up: `abort()`, then `settled` gives 'AbortError' (else the response). */
+export function abandonableGraphql(url: string, query: string): { abort(): void; settled: Promise<Response | string> } {
+  const controller = new AbortController();
+  const settled = fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query }),
+    signal: controller.signal,
+  }).catch((err: Error) => err.name);
+  return { abort: () => controller.abort(), settled };
+}

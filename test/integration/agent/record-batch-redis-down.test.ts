@@ -1,10 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import { buildAgent } from '../../../src/agent/app';
-import { AppContext, createContext } from '../../../src/shared/domain/context';
-import { createLogger } from '../../../src/shared/infra/logger';
-import { startRedisServer } from '../../../src/shared/infra/services/redis-server';
-import type { RunningServer } from '../../../src/shared/infra/services/redis-server';
-import { serverUrls, testConfig, uniqueName } from '../../support/harness';
+import type { AppContext } from '../../../src/shared/domain/context';
+import { OwnRedis } from '../../support/own-redis';
 import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
@@ -14,26 +10,21 @@ import { account, perSecondRating, seed } from '../../support/seed';
  * reconnects, so an unbounded add held the request for as long as Redis stayed away.
  */
 describe('recordTransactions while Redis is unreachable', () => {
-  let redis: RunningServer | undefined;
-  let ctx: AppContext | undefined;
-  let app: FastifyInstance | undefined;
+  let own: OwnRedis | undefined;
+  let ctx: AppContext;
   let url: string;
 
   beforeAll(async () => {
-    redis = await startRedisServer({ host: '127.0.0.1' });
-    const config = testConfig({ MONGO_DB: uniqueName('batch_redis_down'), AGENT_TIMEOUT_MS: '1000', AGENT_ABANDON_MS: '1000' });
-    ctx = await createContext(config, { mongoUrl: serverUrls().mongoUrl, redisUrl: redis.url }, createLogger(config, 'test'));
-    await seed(ctx, { ...perSecondRating(), accounts: [account('cust', { balance: 1000n })] });
-    app = await buildAgent(ctx);
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    own = await OwnRedis.start('batch_redis_down', { AGENT_TIMEOUT_MS: '1000', AGENT_ABANDON_MS: '1000' }, async (c) => {
+      await seed(c, { ...perSecondRating(), accounts: [account('cust', { balance: 1000n })] });
+      return buildAgent(c);
+    });
+    ({ ctx, url } = own);
   }, 60000);
 
   // Stopping while Redis is away must finish too (a QUIT held behind the queued add waited for good).
   afterAll(async () => {
-    await app?.close();
-    await ctx?.mongo.db.dropDatabase().catch(() => undefined);
-    await ctx?.close().catch(() => undefined);
-    await redis?.stop();
+    await own?.close();
   });
 
   const recordBatch = async (tag: string) => {
@@ -60,10 +51,10 @@ describe('recordTransactions while Redis is unreachable', () => {
     // The batch service (its queue events) starts on first use: started while Redis is up.
     const first = await recordBatch('before');
     expect(first.status).toBe(200);
-    await redis!.stop();
+    await own!.stopRedis();
     const down = await recordBatch('down');
     expect(down.status).toBe(200);
     expect(down.body.results).toEqual([expect.objectContaining({ ok: false, reason: 'UNAVAILABLE' })]);
-    expect(await ctx!.mongo.collections.transactions.countDocuments({ transaction_tag: 'down' })).toBe(0);
+    expect(await ctx.mongo.collections.transactions.countDocuments({ transaction_tag: 'down' })).toBe(0);
   }, 30000);
 });

@@ -1,9 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import { buildAgent } from '../../../src/agent/app';
-import { AppContext, createContext } from '../../../src/shared/domain/context';
-import { createLogger } from '../../../src/shared/infra/logger';
-import { startRedisServer, type RunningServer } from '../../../src/shared/infra/services/redis-server';
-import { serverUrls, testConfig, uniqueName } from '../../support/harness';
+import type { AppContext } from '../../../src/shared/domain/context';
+import { OwnRedis } from '../../support/own-redis';
 import { account, perSecondRating, seed } from '../../support/seed';
 
 /**
@@ -14,32 +11,23 @@ import { account, perSecondRating, seed } from '../../support/seed';
  * minute, a process claims one request at a time: the first request after Redis stops needs a claim.
  */
 describe('agent requests while Redis is unreachable and the rate limit needs its counter', () => {
-  let redis: RunningServer | undefined;
-  let ctx: AppContext | undefined;
-  let app: FastifyInstance | undefined;
+  let own: OwnRedis | undefined;
+  let ctx: AppContext;
   let url: string;
   const timeoutMs = 1000;
   const abandonMs = 1000;
 
   beforeAll(async () => {
-    redis = await startRedisServer({ host: '127.0.0.1' });
-    const config = testConfig({
-      MONGO_DB: uniqueName('rate_limit_redis_down'),
-      AGENT_TIMEOUT_MS: String(timeoutMs),
-      AGENT_ABANDON_MS: String(abandonMs),
-      RATE_LIMIT_MAX: '100',
+    const env = { AGENT_TIMEOUT_MS: String(timeoutMs), AGENT_ABANDON_MS: String(abandonMs), RATE_LIMIT_MAX: '100' };
+    own = await OwnRedis.start('rate_limit_redis_down', env, async (c) => {
+      await seed(c, { ...perSecondRating(), accounts: [account('cust', { balance: 1000n })] });
+      return buildAgent(c);
     });
-    ctx = await createContext(config, { mongoUrl: serverUrls().mongoUrl, redisUrl: redis.url }, createLogger(config, 'test'));
-    await seed(ctx, { ...perSecondRating(), accounts: [account('cust', { balance: 1000n })] });
-    app = await buildAgent(ctx);
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    ({ ctx, url } = own);
   }, 60000);
 
   afterAll(async () => {
-    await app?.close();
-    await ctx?.mongo.db.dropDatabase().catch(() => undefined);
-    await ctx?.close().catch(() => undefined);
-    await redis?.stop();
+    await own?.close();
   });
 
   it('answers within its bound (not held until Redis returns), and the answer says nothing was done', async () => {
@@ -51,7 +39,7 @@ describe('agent requests while Redis is unreachable and the rate limit needs its
         // Past the documented bound the request is abandoned here: the test fails rather than hangs.
         signal: AbortSignal.timeout(timeoutMs + abandonMs + 3000),
       });
-    await redis!.stop();
+    await own!.stopRedis();
     for (const tag of ['down-1', 'down-2']) {
       const response = await begin(tag);
       expect(response.status).toBe(200);
@@ -59,6 +47,6 @@ describe('agent requests while Redis is unreachable and the rate limit needs its
       expect(body.ok).toBe(false);
       expect(['UNAVAILABLE', 'TIMEOUT']).toContain(body.reason);
     }
-    expect((await ctx!.mongo.collections.accounts.findOne({ account_tag: 'cust' }))!.running_transactions).toEqual([]);
+    expect((await ctx.mongo.collections.accounts.findOne({ account_tag: 'cust' }))!.running_transactions).toEqual([]);
   }, 30000);
 });

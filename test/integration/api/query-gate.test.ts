@@ -3,6 +3,7 @@ import { buildApi } from '../../../src/api/app';
 import type { QueryGate } from '../../../src/api/query-gate';
 import type { AppContext } from '../../../src/shared/domain/context';
 import { createTestContext, graphql, TestContext } from '../../support/harness';
+import { abandonableGraphql } from '../../support/http-json';
 
 /** Waits until `condition` holds (bounded, so a broken gate fails the test instead of hanging it). */
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -89,16 +90,10 @@ describe('API_MAX_CONCURRENT_QUERIES: API GraphQL requests take turns', () => {
   it('drops a waiting request whose client went away', async () => {
     const { url, gate } = await api({ apiMaxConcurrentQueries: 1, apiQueryWaitMs: 60_000 });
     const held = (await gate.acquire())!;
-    const abort = new AbortController();
-    const gone = fetch(`${url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ version }' }),
-      signal: abort.signal,
-    }).catch((err: Error) => err.name);
+    const gone = abandonableGraphql(url, '{ version }');
     await until(() => gate.queued === 1, 'the request waits');
-    abort.abort();
-    expect(await gone).toBe('AbortError');
+    gone.abort();
+    expect(await gone.settled).toBe('AbortError');
     await until(() => gate.queued === 0, 'the abandoned request leaves the queue');
     expect(gate.running).toBe(1);
     held();
@@ -110,16 +105,10 @@ describe('API_MAX_CONCURRENT_QUERIES: API GraphQL requests take turns', () => {
   it('never runs a waiting request whose client went away (a mutation included)', async () => {
     const { url, gate } = await api({ apiMaxConcurrentQueries: 1, apiQueryWaitMs: 60_000 });
     const held = (await gate.acquire())!;
-    const abort = new AbortController();
-    const gone = fetch(`${url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: 'mutation { createCarrier(carrier_tag: "left-waiting", host: "10.0.0.9", port: 5060) { id } }' }),
-      signal: abort.signal,
-    }).catch((err: Error) => err.name);
+    const gone = abandonableGraphql(url, 'mutation { createCarrier(carrier_tag: "left-waiting", host: "10.0.0.9", port: 5060) { id } }');
     await until(() => gate.queued === 1, 'the request waits');
-    abort.abort();
-    expect(await gone).toBe('AbortError');
+    gone.abort();
+    expect(await gone.settled).toBe('AbortError');
     await until(() => gate.queued === 0, 'the abandoned request leaves the queue');
     held();
     // Anything that would still run does so within a moment: a request after it is answered first.
@@ -153,16 +142,10 @@ describe('API_MAX_CONCURRENT_QUERIES: API GraphQL requests take turns', () => {
     apps.push(app);
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
     const gate = app.queryGate!;
-    const abort = new AbortController();
-    const gone = fetch(`${url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ Carrier(carrier_tag: "slow") { id } }' }),
-      signal: abort.signal,
-    }).catch((err: Error) => err.name);
+    const gone = abandonableGraphql(url, '{ Carrier(carrier_tag: "slow") { id } }');
     await until(() => reads === 1, 'the request runs');
-    abort.abort();
-    expect(await gone).toBe('AbortError');
+    gone.abort();
+    expect(await gone.settled).toBe('AbortError');
     await new Promise((resolve) => setTimeout(resolve, 100));
     // Its work goes on (the read is paused): the turn is still taken, and the next request waits.
     expect(gate.running).toBe(1);

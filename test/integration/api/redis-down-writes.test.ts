@@ -1,10 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { buildApi } from '../../../src/api/app';
-import { AppContext, createContext } from '../../../src/shared/domain/context';
+import type { AppContext } from '../../../src/shared/domain/context';
 import { opIds } from '../../../src/shared/domain/ledger/model';
-import { createLogger } from '../../../src/shared/infra/logger';
-import { startRedisServer, type RunningServer } from '../../../src/shared/infra/services/redis-server';
-import { graphql, serverUrls, testConfig, uniqueName } from '../../support/harness';
+import { graphql } from '../../support/harness';
+import { abandonableGraphql } from '../../support/http-json';
+import { OwnRedis } from '../../support/own-redis';
 
 /**
  * Management writes while Redis is unreachable (docs/API.md: "the write still succeeds and the failure
@@ -13,32 +12,18 @@ import { graphql, serverUrls, testConfig, uniqueName } from '../../support/harne
  * write committed and its request never answered, and a deleted account's ledger was never closed.
  */
 describe('API writes while Redis is unreachable', () => {
-  let redis: RunningServer | undefined;
-  let ctx: AppContext | undefined;
-  let app: FastifyInstance | undefined;
+  let own: OwnRedis | undefined;
+  let ctx: AppContext;
   let url: string;
 
   beforeAll(async () => {
-    redis = await startRedisServer({ host: '127.0.0.1' });
-    const config = testConfig({
-      MONGO_DB: uniqueName('api_redis_down'),
-      API_MAX_CONCURRENT_QUERIES: '2',
-      API_QUERY_WAIT_MS: '8000',
-      MONGO_MAX_TIME_MS: '2000',
-    });
-    ctx = await createContext(config, { mongoUrl: serverUrls().mongoUrl, redisUrl: redis.url }, createLogger(config, 'test'));
-    app = await buildApi(ctx);
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const env = { API_MAX_CONCURRENT_QUERIES: '2', API_QUERY_WAIT_MS: '8000', MONGO_MAX_TIME_MS: '2000' };
+    own = await OwnRedis.start('api_redis_down', env, buildApi);
+    ({ ctx, url } = own);
   }, 60000);
 
   afterAll(async () => {
-    // The sockets of the requests whose clients left are not idle to the server: closed here, or the
-    // close waits for Fastify's keep-alive timeout (72 s).
-    app?.server.closeAllConnections();
-    await app?.close();
-    await ctx?.mongo.db.dropDatabase().catch(() => undefined);
-    await ctx?.close().catch(() => undefined);
-    await redis?.stop();
+    await own?.close();
   });
 
   it('answers carrier, rate and account writes, and closes a deleted account ledger', async () => {
@@ -56,7 +41,7 @@ describe('API writes while Redis is unreachable', () => {
       `,
     );
     expect(setup.body.errors).toBeUndefined();
-    await redis!.stop();
+    await own!.stopRedis();
 
     const carrier = await graphql(
       url,
@@ -71,7 +56,7 @@ describe('API writes while Redis is unreachable', () => {
     );
     expect(deleted.body.errors).toBeUndefined();
     const id = deleted.body.data!.deleteAccount.id;
-    expect(await ctx!.mongo.collections.ledger.findOne({ _id: opIds.close(id) })).toMatchObject({
+    expect(await ctx.mongo.collections.ledger.findOne({ _id: opIds.close(id) })).toMatchObject({
       amount: 0n,
       kind: 'close',
       account_tag: 'leaving',
@@ -80,19 +65,10 @@ describe('API writes while Redis is unreachable', () => {
 
   it('gives back the turn of a request stuck on Redis whose client left, within MONGO_MAX_TIME_MS', async () => {
     // The dashboard reads queue depths from Redis: with Redis away, ioredis holds those reads.
-    const stuck = Array.from({ length: 2 }, () => {
-      const abort = new AbortController();
-      const sent = fetch(`${url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: '{ dashboard { queues { name waiting } } }' }),
-        signal: abort.signal,
-      }).catch((err: Error) => err.name);
-      return { abort, sent };
-    });
+    const stuck = Array.from({ length: 2 }, () => abandonableGraphql(url, '{ dashboard { queues { name waiting } } }'));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    for (const s of stuck) s.abort.abort();
-    for (const s of stuck) expect(await s.sent).toBe('AbortError');
+    for (const s of stuck) s.abort();
+    for (const s of stuck) expect(await s.settled).toBe('AbortError');
     const after = await graphql(
       url,
       'mutation { createCarrier(carrier_tag: "after-stuck", host: "10.0.0.3", port: 5060) { carrier_tag } }',
