@@ -92,6 +92,9 @@ function mostSpecific<T extends IndexedRate & { pricelistRank: number }>(found: 
   return found.filter((r) => best.get(`${r.pricelistRank}/${r.carrier.carrier_tag}`) === r);
 }
 
+/** routeChangesBetween's answer when the route cannot change: shared, never written. */
+const NO_INSTANTS: readonly Date[] = Object.freeze([]);
+
 /** A pricelist the query names but the index does not hold (no rates, or none with an active carrier). */
 const EMPTY_PRICELIST: PricelistIndex = { byPrefix: new Map(), maxPrefixLength: 0, timeZone: 'UTC', timed: false, validityEdges: [] };
 
@@ -178,24 +181,26 @@ export class RatingIndex {
    * the call to a shorter one (docs/AGENT.md, "The grant holds for every instant the call may be answered
    * at"). Authorization rates the call at each, so its grant holds whatever begin finds at the answer.
    */
-  routeChangesBetween(pricelistTags: readonly string[] | null, destination: string, from: Date, to: Date): Date[] {
-    const instants = new Set<number>();
-    const number = ratingNumber(destination);
+  routeChangesBetween(pricelistTags: readonly string[] | null, destination: string, from: Date, to: Date): readonly Date[] {
+    // Every authorization asks, and nearly every answer is none: nothing is allocated for it.
+    let instants: Set<number> | null = null;
+    let number: string | null = null;
     for (const tag of uniqueTags(pricelistTags)) {
       const pl = this.pricelists.get(tag);
       if (!pl) continue;
       for (let i = firstIndexAfter(pl.validityEdges, from.getTime()); pl.validityEdges[i] <= to.getTime(); i += 1)
-        instants.add(pl.validityEdges[i]);
+        (instants ??= new Set()).add(pl.validityEdges[i]);
       if (!pl.timed) continue;
+      number ??= ratingNumber(destination);
       const timings: RateTiming[] = [];
       for (let len = Math.min(number.length, pl.maxPrefixLength); len >= 0; len -= 1)
         for (const r of pl.byPrefix.get(number.slice(0, len)) ?? []) if (r.doc.timing) timings.push(r.doc.timing);
       if (timings.length === 0) continue;
       const edges = edgesOf(timings);
       for (let t = nextBoundary(from.getTime(), pl.timeZone, edges); t <= to.getTime(); t = nextBoundary(t, pl.timeZone, edges))
-        instants.add(t);
+        (instants ??= new Set()).add(t);
     }
-    return [...instants].sort((a, b) => a - b).map((t) => new Date(t));
+    return instants === null ? NO_INSTANTS : [...instants].sort((a, b) => a - b).map((t) => new Date(t));
   }
 
   /** The carrier document by tag, active or not. */
