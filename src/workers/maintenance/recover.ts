@@ -176,10 +176,13 @@ async function pruneDecisions(deps: TransactionDeps, now: Date, cutoff: number):
   // has settled the job and its fence is spent. Kept a day, an account refused or timed out hundreds of
   // times a second grew by every one, on every read of the call path. A rollback's fence of a job
   // decided by its own write ('done': what says so once the entry is gone) goes with the decisions.
-  const spent = new Date(cutoff - config.agentTimeoutMs - config.agentAbandonMs);
-  const { accounts } = deps.ctx.mongo.collections;
-  await accounts.updateMany({ 'fenced_jobs.at': { $lt: spent } }, { $pull: { fenced_jobs: { at: { $lt: spent }, done: { $ne: true } } } });
-  await accounts.updateMany({ 'fenced_jobs.at': { $lt: new Date(before) } }, { $pull: { fenced_jobs: { at: { $lt: new Date(before) } } } });
+  const spent = cutoff - config.agentTimeoutMs - config.agentAbandonMs;
+  const gone = [{ at: { $lt: new Date(spent) }, done: { $ne: true } }, { at: { $lt: new Date(before) } }];
+  // One pass over the accounts holding fences, both kinds pulled by the same write.
+  await deps.ctx.mongo.collections.accounts.updateMany(
+    { 'fenced_jobs.at': { $lt: new Date(Math.max(spent, before)) } },
+    { $pull: { fenced_jobs: { $or: gone } } },
+  );
   return deletedCount;
 }
 

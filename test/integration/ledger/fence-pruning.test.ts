@@ -42,6 +42,8 @@ describe('fences are kept as long as they can matter', () => {
           fenced_jobs: [
             { job: 'timed-out-long-ago', at: settled },
             { job: 'rolled-back-done', at: settled, done: true },
+            // Past OUTCOME_RETENTION_SECONDS (a day), a rollback's fence goes with the decisions.
+            { job: 'rolled-back-days-ago', at: new Date(now.getTime() - 2 * 86_400_000), done: true },
             { job: 'timed-out-just-now', at: recent },
           ],
         },
